@@ -1,0 +1,202 @@
+"""Derived result files (``summary.json``, ``task_summary.csv``, ``episodes.csv``) and the CLI table.
+
+All three files are rebuildable from the ledger and written atomically: a
+reader sees the previous complete file or the new complete file, never half.
+CSV cells hold fractions in [0, 1] except ``*_pct`` columns; an undefined
+value is an empty cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memobench.evaluation.records import CheckpointResult, EpisodeRecord, FailureClass
+from memobench.metrics.aggregate import METRICS, summarize
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+SUMMARY_JSON = "summary.json"
+TASK_SUMMARY_CSV = "task_summary.csv"
+EPISODES_CSV = "episodes.csv"
+
+TASK_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "memory_type",
+    "episodes",
+    "SR",
+    "SR_lo",
+    "SR_hi",
+    *METRICS[1:],
+    "average_score_pct",
+    "goal_success_rate_pct",
+    "adapter_errors",
+    *(fc.value for fc in FailureClass),
+)
+EPISODE_COLUMNS: tuple[str, ...] = (
+    "task_id",
+    "episode",
+    "seed",
+    "status",
+    "success",
+    "failure_class",
+    "end_reason",
+    "steps",
+    "stage_score",
+    "binding",
+    "checkpoint_steps",
+)
+
+
+def write_summary(
+    records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]
+) -> dict[str, Any]:
+    """Write the three derived files into ``out_dir`` (created if missing); return the summary.
+
+    ``summary.json`` is :func:`~memobench.metrics.aggregate.summarize` with indent 2;
+    ``task_summary.csv`` has :data:`TASK_COLUMNS` (one row per task, sorted by id);
+    ``episodes.csv`` has :data:`EPISODE_COLUMNS` (one row per record, sorted by
+    task id then episode).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(records)
+    atomic_write_text(out / SUMMARY_JSON, json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(out / TASK_SUMMARY_CSV, _csv_text(TASK_COLUMNS, _task_rows(summary)))
+    ordered = sorted(records, key=lambda r: (r.task_id, r.episode))
+    atomic_write_text(out / EPISODES_CSV, _csv_text(EPISODE_COLUMNS, map(_episode_row, ordered)))
+    return summary
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder + ``os.replace``.
+
+    The temp file lives in the target folder because ``os.replace`` is only
+    atomic within one filesystem.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp creates 0600; derived results are meant to be shared like the ledger.
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _csv_text(columns: Sequence[str], rows: Any) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    """CSV cell: None -> empty, bool -> true/false, anything else as is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _task_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for task_id, t in summary["tasks"].items():
+        lo, hi = t["SR"]["ci95"]
+        row = {
+            "task_id": task_id,
+            "memory_type": t["memory_type"],
+            "episodes": t["episodes"],
+            "SR_lo": lo,
+            "SR_hi": hi,
+            "average_score_pct": t["average_score_pct"],
+            "goal_success_rate_pct": t["goal_success_rate_pct"],
+            "adapter_errors": t["adapter_errors"],
+            **{name: t[name]["value"] for name in METRICS},
+            **t["failures"],
+        }
+        rows.append({col: _cell(row[col]) for col in TASK_COLUMNS})
+    return rows
+
+
+def checkpoint_steps(checkpoints: Sequence[CheckpointResult]) -> str:
+    """Completion steps in checkpoint order, ``;``-joined: ``"12;45;-"``.
+
+    ``-`` marks a checkpoint that did not complete, ``?`` one that completed
+    without a recorded step.
+    """
+    cells = []
+    for cp in sorted(checkpoints, key=lambda c: c.index):
+        if not cp.completed:
+            cells.append("-")
+        else:
+            cells.append("?" if cp.step is None else str(cp.step))
+    return ";".join(cells)
+
+
+def _episode_row(record: EpisodeRecord) -> dict[str, Any]:
+    row = {
+        "task_id": record.task_id,
+        "episode": record.episode,
+        "seed": record.seed,
+        "status": record.status.value,
+        "success": record.success,
+        "failure_class": record.failure_class.value if record.failure_class else None,
+        "end_reason": record.end_reason,
+        "steps": record.steps,
+        "stage_score": record.stage_score,
+        "binding": json.dumps(record.binding, separators=(",", ":"), sort_keys=True),
+        "checkpoint_steps": checkpoint_steps(record.checkpoints),
+    }
+    return {col: _cell(row[col]) for col in EPISODE_COLUMNS}
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100.0 * value:.1f}"
+
+
+def format_table(summary: dict[str, Any]) -> Table:
+    """A rich table of ``summary`` (from :func:`summarize`) for the CLI.
+
+    Rows: one per task, one per memory type, then the macro average. Columns
+    SR MSR MUR MCR CSR TSR as percentages with one decimal; ``-`` when undefined.
+    """
+    from rich.table import Table  # lazy: keeps `import memobench.metrics` light
+
+    table = Table(title=f"MEMOBench results ({summary['episodes']} episodes)")
+    table.add_column("task / type")
+    table.add_column("memory", style="dim")
+    table.add_column("episodes", justify="right")
+    for name in METRICS:
+        table.add_column(name, justify="right")
+
+    def add(label: str, memory: str, group: dict[str, Any], style: str | None = None) -> None:
+        cells = [_pct(group[name]["value"]) for name in METRICS]
+        table.add_row(label, memory, str(group["episodes"]), *cells, style=style)
+
+    for task_id, t in summary["tasks"].items():
+        add(task_id, t["memory_type"], t)
+    table.add_section()
+    for mt, group in summary["memory_types"].items():
+        n_tasks = group["tasks"]
+        add(f"{mt} ({n_tasks} task{'' if n_tasks == 1 else 's'})", mt, group, style="bold")
+    table.add_section()
+    macro = summary["macro"]
+    types = {mt for name in METRICS for mt in macro["types"][name]}
+    table.add_row(
+        "macro", f"{len(types)} types", "", *(_pct(macro[name]) for name in METRICS), style="bold"
+    )
+    return table

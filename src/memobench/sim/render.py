@@ -1,0 +1,26 @@
+"""Image post-processing for policy observations (pure numpy/PIL, no simulator)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+
+def resize_with_pad(image: np.ndarray, size: int) -> np.ndarray:
+    """Resize uint8 [H, W, 3] to [size, size, 3], keeping the aspect ratio, padding with black.
+
+    The image is scaled so its longer side equals ``size`` and centred; the
+    remaining rows or columns are zeros. A square input is a plain resize.
+    """
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise ValueError(f"expected uint8 [H, W, 3], got {image.dtype} {image.shape}")
+    h, w = image.shape[:2]
+    if (h, w) == (size, size):
+        return image
+    scale = size / max(h, w)
+    new_h, new_w = max(1, round(h * scale)), max(1, round(w * scale))
+    resized = np.asarray(Image.fromarray(image).resize((new_w, new_h), Image.BILINEAR))
+    out = np.zeros((size, size, 3), dtype=np.uint8)
+    top, left = (size - new_h) // 2, (size - new_w) // 2
+    out[top : top + new_h, left : left + new_w] = resized
+    return out

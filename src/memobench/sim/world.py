@@ -1,0 +1,109 @@
+"""The simulator-backed :class:`~memobench.sim.predicates.StateView`.
+
+Answers state predicates on the current step of a :class:`SimEnv`. Spatial
+relations (on, in, open, closed, turned on/off) reuse LIBERO's own object-state
+checks, so a MEMOBench checkpoint means what the same BDDL goal means in
+LIBERO. Quantities LIBERO has no notion of (grasped, lifted, tilt) are
+measured here against the pose each object had when tracking started.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.sim.env import SimEnv
+
+LIFT_HEIGHT = 0.05  # metres above the start height that count as "lifted"
+UPRIGHT_TILT = 0.2  # radians: an object tilted less than this stands upright
+NEAR_DISTANCE = 0.10  # metres, xy, for near(a, b)
+
+
+class WorldView:
+    """Reads predicates off a live env; call :meth:`set_reference` when tracking starts."""
+
+    def __init__(self, env: SimEnv):
+        self._env = env
+        self._ref_pos: dict[str, np.ndarray] = {}
+        self._ref_up: dict[str, np.ndarray] = {}
+
+    # -- helpers -----------------------------------------------------------------
+    @property
+    def _lib(self):
+        return self._env.libero
+
+    def _state(self, name: str):
+        try:
+            return self._lib.object_states_dict[name]
+        except KeyError:
+            known = ", ".join(sorted(self._lib.object_states_dict))
+            raise KeyError(f"no object, fixture or region {name!r} in this scene (known: {known})") from None
+
+    def position(self, name: str) -> np.ndarray:
+        return np.array(self._state(name).get_geom_state()["pos"], dtype=float)
+
+    def _rotation(self, name: str) -> np.ndarray:
+        from robosuite.utils.transform_utils import quat2mat
+
+        quat_wxyz = self._state(name).get_geom_state()["quat"]
+        return quat2mat(np.roll(quat_wxyz, -1))  # robosuite expects xyzw
+
+    def set_reference(self) -> None:
+        """Record every object's current pose as its rest pose (start height, up axis)."""
+        self._ref_pos.clear()
+        self._ref_up.clear()
+        for name in self._lib.objects_dict:
+            self._ref_pos[name] = self.position(name)
+            # The body-frame axis that points up at rest; tilt is measured from it.
+            self._ref_up[name] = self._rotation(name).T @ np.array([0.0, 0.0, 1.0])
+
+    def tilt(self, name: str) -> float:
+        up_now = self._rotation(name) @ self._ref_up[name]
+        return float(np.arccos(np.clip(up_now[2], -1.0, 1.0)))
+
+    # -- StateView ---------------------------------------------------------------
+    def query(self, name: str, args: tuple[str, ...]) -> bool | float:
+        handler = getattr(self, f"_q_{name}", None)
+        if handler is None:
+            raise KeyError(f"the simulator view cannot answer {name}()")
+        return handler(*args)
+
+    def _q_on(self, a: str, b: str) -> bool:
+        return bool(self._state(b).check_ontop(self._state(a)))
+
+    def _q_in(self, a: str, b: str) -> bool:
+        container, item = self._state(b), self._state(a)
+        return bool(container.check_contact(item) and container.check_contain(item))
+
+    def _q_open(self, f: str) -> bool:
+        return bool(self._state(f).is_open())
+
+    def _q_closed(self, f: str) -> bool:
+        return bool(self._state(f).is_close())
+
+    def _q_turned_on(self, f: str) -> bool:
+        return bool(self._state(f).turn_on())
+
+    def _q_turned_off(self, f: str) -> bool:
+        return bool(self._state(f).turn_off())
+
+    def _q_grasped(self, o: str) -> bool:
+        lib = self._lib
+        return bool(lib._check_grasp(gripper=lib.robots[0].gripper, object_geoms=lib.get_object(o)))
+
+    def _q_lifted(self, o: str) -> bool:
+        return self._q_height(o) > LIFT_HEIGHT
+
+    def _q_upright(self, o: str) -> bool:
+        return self.tilt(o) < UPRIGHT_TILT
+
+    def _q_near(self, a: str, b: str) -> bool:
+        return self._q_distance(a, b) <= NEAR_DISTANCE
+
+    def _q_tilt(self, o: str) -> float:
+        return self.tilt(o)
+
+    def _q_height(self, o: str) -> float:
+        return float(self.position(o)[2] - self._ref_pos[o][2])
+
+    def _q_distance(self, a: str, b: str) -> float:
+        return float(np.linalg.norm(self.position(a)[:2] - self.position(b)[:2]))

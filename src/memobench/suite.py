@@ -1,0 +1,202 @@
+"""The task registry: load and validate task folders, select tasks by id, family or tag.
+
+A task folder is ``tasks/<family>/<task_id>/`` with ``task.yaml`` (a
+:class:`~memobench.spec.TaskSpec`) and ``task.bddl`` (a template). Loading
+validates everything that can be checked without a simulator; every error
+names the file, the field and what would be valid.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from memobench import expr
+from memobench.bddl_names import declared_names
+from memobench.bindings import BindingError, all_bindings, render_template
+from memobench.sim import predicates
+from memobench.spec import PLACEHOLDER, MemoryType, TaskSpec
+
+TASKS_ROOT = Path(__file__).parent / "tasks"
+
+
+class TaskFileError(ValueError):
+    """A task file is malformed; the message names the file and the field."""
+
+
+class UnknownTaskError(KeyError):
+    """A task id, family or tag that does not exist; the message suggests the closest."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Task:
+    """A loaded, validated task: its spec, its BDDL template and where they came from."""
+
+    spec: TaskSpec
+    bddl_template: str
+    folder: Path
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def bddl(self, binding: dict[str, Any]) -> str:
+        """The BDDL problem for one binding."""
+        return render_template(self.bddl_template, binding)
+
+    @cached_property
+    def spec_hash(self) -> str:
+        """Content hash of spec + template: changes whenever the task changes."""
+        payload = json.dumps(self.spec.to_jsonable(), sort_keys=True) + self.bddl_template
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = [f"{path}: invalid task file"]
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        got = e.get("input")
+        got_text = "" if isinstance(got, dict | list) else f" (got {got!r})"
+        lines.append(f"  field '{field}': {e['msg']}{got_text}")
+    return "\n".join(lines)
+
+
+def _check_predicates(path: Path, spec: TaskSpec, bddl_template: str) -> None:
+    """Parse every predicate and check names, arity and binding references for every variant."""
+    compiled = []
+    for i, cp in enumerate(spec.checkpoints):
+        try:
+            tree = expr.parse(cp.predicate)
+            predicates.check(tree)
+        except expr.ExprError as e:
+            raise TaskFileError(f"{path}: field 'checkpoints.{i}.predicate': {e}") from None
+        compiled.append((i, tree))
+    for binding in all_bindings(spec):
+        try:
+            names = declared_names(render_template(bddl_template, binding))
+        except BindingError as e:
+            raise TaskFileError(f"{path.with_name('task.bddl')}: {e}") from None
+        for i, tree in compiled:
+            field = f"checkpoints.{i}.predicate"
+            try:
+                concrete = expr.substitute(tree, binding)
+            except expr.ExprError as e:
+                raise TaskFileError(f"{path}: field '{field}': {e}") from None
+            used = {node.name for node in expr.walk(concrete) if isinstance(node, expr.Name)}
+            unknown = sorted(used - names)
+            if unknown:
+                raise TaskFileError(
+                    f"{path}: field '{field}': {', '.join(unknown)} not declared in task.bddl "
+                    f"(declared: {', '.join(sorted(names))})"
+                )
+
+
+def load_task(folder: Path) -> Task:
+    """Load and validate one task folder; raises :class:`TaskFileError`."""
+    yaml_path, bddl_path = folder / "task.yaml", folder / "task.bddl"
+    for p in (yaml_path, bddl_path):
+        if not p.is_file():
+            raise TaskFileError(f"{folder}: missing {p.name} (a task folder holds task.yaml and task.bddl)")
+    try:
+        raw = yaml.safe_load(yaml_path.read_text())
+    except yaml.YAMLError as e:
+        raise TaskFileError(f"{yaml_path}: not valid YAML: {e}") from None
+    if not isinstance(raw, dict):
+        raise TaskFileError(f"{yaml_path}: expected a mapping of fields at the top level")
+    try:
+        spec = TaskSpec.model_validate(raw)
+    except ValidationError as e:
+        raise TaskFileError(_format_validation_error(yaml_path, e)) from None
+    if folder.name != spec.id:
+        raise TaskFileError(f"{yaml_path}: field 'id': {spec.id!r} must equal the folder name {folder.name!r}")
+    if folder.parent.name != spec.family.value:
+        raise TaskFileError(
+            f"{yaml_path}: field 'family': {spec.family.value!r} but the task sits under {folder.parent.name!r}/"
+        )
+    template = bddl_path.read_text()
+    for name, _key in PLACEHOLDER.findall(template):
+        if name not in spec.bindings:
+            raise TaskFileError(
+                f"{bddl_path}: placeholder {{{{{name}}}}} is not a binding of the task "
+                f"(bindings: {', '.join(sorted(spec.bindings)) or 'none'})"
+            )
+    _check_predicates(yaml_path, spec, template)
+    return Task(spec=spec, bddl_template=template, folder=folder)
+
+
+class Suite:
+    """An ordered collection of tasks, addressable by id, family or tag."""
+
+    def __init__(self, tasks: Iterable[Task]):
+        family_order = list(MemoryType)
+        ordered = sorted(tasks, key=lambda t: (family_order.index(t.spec.family), t.id))
+        self._tasks = {t.id: t for t in ordered}
+
+    @classmethod
+    def load(cls, root: Path = TASKS_ROOT) -> Suite:
+        """Load every ``<family>/<task_id>/`` folder under ``root``."""
+        folders = sorted(p.parent for p in root.glob("*/*/task.yaml"))
+        return cls(load_task(f) for f in folders)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __iter__(self):
+        return iter(self._tasks.values())
+
+    @property
+    def ids(self) -> list[str]:
+        return list(self._tasks)
+
+    @property
+    def tags(self) -> set[str]:
+        return {tag for t in self for tag in t.spec.tags}
+
+    def get(self, task_id: str) -> Task:
+        """The task with this id; :class:`UnknownTaskError` suggests the closest id."""
+        if task_id in self._tasks:
+            return self._tasks[task_id]
+        # Accept the short form ("T03") when it is unambiguous.
+        short = [t for t in self._tasks if t.split("-", 1)[0] == task_id]
+        if len(short) == 1:
+            return self._tasks[short[0]]
+        raise UnknownTaskError(_unknown_message("task", task_id, self.ids))
+
+    def select(self, selector: str | None) -> list[Task]:
+        """Tasks named by a comma-separated list of ids, families, tags, or ``all``."""
+        if selector is None or selector.strip() in ("", "all"):
+            return list(self)
+        chosen: dict[str, Task] = {}
+        for item in (s.strip() for s in selector.split(",") if s.strip()):
+            for task in self._resolve(item):
+                chosen.setdefault(task.id, task)
+        return list(chosen.values())
+
+    def _resolve(self, item: str) -> list[Task]:
+        if item in {m.value for m in MemoryType}:
+            return [t for t in self if t.spec.family == item]
+        if item in self.tags:
+            return [t for t in self if item in t.spec.tags]
+        try:
+            return [self.get(item)]
+        except UnknownTaskError:
+            pool = self.ids + sorted(self.tags) + [m.value for m in MemoryType] + ["all"]
+            raise UnknownTaskError(_unknown_message("task, family or tag", item, pool)) from None
+
+
+def _unknown_message(kind: str, given: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(given, known, n=3, cutoff=0.4)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown {kind} {given!r}{hint} (run `memobench tasks list` to see them all)"
