@@ -1,0 +1,25 @@
+"""The ``memobench`` command line: one Typer app, one module per command group.
+
+Importing this module must stay cheap (no MuJoCo, LIBERO or torch): commands
+import the heavy parts inside their functions.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from memobench.cli import eval_cmd, tasks_cmd
+
+app = typer.Typer(
+    name="memobench",
+    help="MEMOBench: measure memory in robot manipulation policies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(tasks_cmd.app, name="tasks")
+app.command("eval")(eval_cmd.eval_command)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

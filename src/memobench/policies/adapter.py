@@ -1,0 +1,138 @@
+"""The adapter contract (RoboMemArena-compatible) and the guard that enforces it.
+
+A policy is any object with:
+
+- ``reset()`` - called before every episode; a stateful policy clears its memory;
+- ``infer_actions(obs, prompt, resize_size) -> array [horizon, 7]`` - an action chunk;
+- optional ``observe(obs)`` - called on every control step (cue frames included);
+- optional ``close()``.
+
+Optional attributes the harness reads (all default to the conservative choice):
+
+- ``needs_images`` (default True): False lets the harness run camera-free;
+- ``observe_images`` (default False): True renders images for every ``observe`` call
+  (about 0.1 s a frame on a CPU), otherwise ``observe`` gets the state only;
+- ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator.
+
+The :class:`AdapterGuard` turns every way a policy can misbehave (raising,
+hanging past the timeout, returning a non-finite, mis-shaped or empty chunk)
+into one :class:`AdapterError`, which the harness records as the episode's
+``adapter_error``; it never clips or repairs output silently.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+ACTION_DIM = 7
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    def reset(self) -> None: ...
+
+    def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray: ...
+
+
+class AdapterError(RuntimeError):
+    """The policy failed; the message says how (exception, timeout, invalid output)."""
+
+
+def validate_chunk(raw: Any, action_dim: int = ACTION_DIM) -> np.ndarray:
+    """Check an action chunk and return it as float64 [horizon, action_dim].
+
+    Raises :class:`AdapterError` if it is not numeric, not 2-D with
+    ``action_dim`` columns, empty, or contains NaN/inf.
+    """
+    try:
+        chunk = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise AdapterError(f"infer_actions returned {type(raw).__name__}, not a numeric array: {e}") from None
+    if chunk.ndim != 2 or chunk.shape[1] != action_dim:
+        raise AdapterError(
+            f"infer_actions returned shape {chunk.shape}; expected [horizon, {action_dim}]"
+        )
+    if chunk.shape[0] == 0:
+        raise AdapterError("infer_actions returned an empty chunk (horizon 0)")
+    if not np.isfinite(chunk).all():
+        bad = np.argwhere(~np.isfinite(chunk))[0]
+        raise AdapterError(
+            f"infer_actions returned a non-finite value ({chunk[tuple(bad)]}) at row {bad[0]}, column {bad[1]}"
+        )
+    return chunk
+
+
+class _Worker:
+    """A daemon thread that runs calls one at a time; abandoned if a call hangs."""
+
+    def __init__(self) -> None:
+        self.requests: queue.Queue = queue.Queue()
+        threading.Thread(target=self._loop, daemon=True, name="memobench-adapter").start()
+
+    def _loop(self) -> None:
+        while True:
+            fn, args, reply = self.requests.get()
+            try:
+                reply.put((True, fn(*args)))
+            except BaseException as e:  # report everything, including SystemExit from user code
+                reply.put((False, e))
+
+
+class AdapterGuard:
+    """Calls an adapter with a time limit and validated output.
+
+    ``timeout`` is in seconds per call; ``None`` calls in the caller's thread
+    with no limit. After a call times out, the hung thread is abandoned and a
+    fresh one serves later calls.
+    """
+
+    def __init__(self, adapter: Any, timeout: float | None = None):
+        self.adapter = adapter
+        self.timeout = timeout if timeout and timeout > 0 else None
+        self._worker = _Worker() if self.timeout else None
+        self.needs_images = bool(getattr(adapter, "needs_images", True))
+        self.observe_images = bool(getattr(adapter, "observe_images", False))
+        self.has_observe = callable(getattr(adapter, "observe", None))
+
+    def _call(self, what: str, fn: Callable, *args: Any) -> Any:
+        if self._worker is None:
+            try:
+                return fn(*args)
+            except Exception as e:
+                raise AdapterError(f"{what} raised {type(e).__name__}: {e}") from e
+        reply: queue.Queue = queue.Queue(maxsize=1)
+        self._worker.requests.put((fn, args, reply))
+        try:
+            ok, value = reply.get(timeout=self.timeout)
+        except queue.Empty:
+            self._worker = _Worker()
+            raise AdapterError(f"{what} did not return within --adapter-timeout {self.timeout:g} s") from None
+        if not ok:
+            raise AdapterError(f"{what} raised {type(value).__name__}: {value}") from value
+        return value
+
+    def reset(self) -> None:
+        self._call("reset()", self.adapter.reset)
+
+    def begin_episode(self, rng: np.random.Generator) -> None:
+        hook = getattr(self.adapter, "begin_episode", None)
+        if callable(hook):
+            self._call("begin_episode()", hook, rng)
+
+    def infer(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        raw = self._call("infer_actions()", self.adapter.infer_actions, obs, prompt, resize_size)
+        return validate_chunk(raw)
+
+    def observe(self, obs: dict[str, Any]) -> None:
+        if self.has_observe:
+            self._call("observe()", self.adapter.observe, obs)
+
+    def close(self) -> None:
+        close = getattr(self.adapter, "close", None)
+        if callable(close):
+            self._call("close()", close)
