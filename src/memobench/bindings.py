@@ -48,6 +48,14 @@ def lookup(binding: Mapping[str, Any], name: str, key: str | None) -> Any:
     return value[key]
 
 
+def resolve_reference(text: str, binding: Mapping[str, Any]) -> Any:
+    """``$name`` / ``$name.key`` -> its value under ``binding``; any other text is returned as is."""
+    if not text.startswith("$"):
+        return text
+    name, _, key = text[1:].partition(".")
+    return lookup(binding, name, key or None)
+
+
 def render_template(text: str, binding: Mapping[str, Any]) -> str:
     """Fill ``{{name}}`` / ``{{name.key}}`` placeholders; values must be strings."""
 

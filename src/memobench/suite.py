@@ -21,8 +21,8 @@ import yaml
 from pydantic import ValidationError
 
 from memobench import expr
-from memobench.bddl_names import declared_names
-from memobench.bindings import BindingError, all_bindings, render_template
+from memobench.bddl_names import BddlDeclarationError, declared_names
+from memobench.bindings import BindingError, all_bindings, render_template, resolve_reference
 from memobench.sim import predicates
 from memobench.spec import PLACEHOLDER, MemoryType, TaskSpec
 
@@ -73,29 +73,53 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def _check_predicates(path: Path, spec: TaskSpec, bddl_template: str) -> None:
-    """Parse every predicate and check names, arity and binding references for every variant."""
-    compiled = []
+def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]:
+    """Parse and type-check every predicate template; returns (field, tree) pairs."""
+    trees = []
     for i, cp in enumerate(spec.checkpoints):
+        field = f"checkpoints.{i}.predicate"
         try:
             tree = expr.parse(cp.predicate)
             predicates.check(tree)
         except expr.ExprError as e:
-            raise TaskFileError(f"{path}: field 'checkpoints.{i}.predicate': {e}") from None
-        compiled.append((i, tree))
+            raise TaskFileError(f"{path}: field '{field}': {e}") from None
+        trees.append((field, tree))
+    return trees
+
+
+def _names_used(path: Path, spec: TaskSpec, trees: list[tuple[str, expr.Expr]],
+                binding: dict[str, Any]) -> dict[str, set[str]]:
+    """Field -> object/fixture/region names it refers to under ``binding``."""
+    used = {}
+    for field, tree in trees:
+        try:
+            concrete = expr.substitute(tree, binding)
+        except expr.ExprError as e:
+            raise TaskFileError(f"{path}: field '{field}': {e}") from None
+        used[field] = {node.name for node in expr.walk(concrete) if isinstance(node, expr.Name)}
+    for i, target in enumerate(spec.cue.targets if spec.cue else []):
+        try:
+            used[f"cue.targets.{i}"] = {str(resolve_reference(target, binding))}
+        except BindingError as e:
+            raise TaskFileError(f"{path}: field 'cue.targets.{i}': {e}") from None
+    if spec.counting is not None:
+        used["counting.object"] = {spec.counting.object}
+        used["counting.target"] = {spec.counting.target}
+    return used
+
+
+def _check_names(path: Path, spec: TaskSpec, bddl_template: str) -> None:
+    """Every name a predicate, the cue or the counting monitor uses exists, for every binding."""
+    trees = _parse_predicates(path, spec)
+    bddl_path = path.with_name("task.bddl")
     for binding in all_bindings(spec):
         try:
             names = declared_names(render_template(bddl_template, binding))
-        except BindingError as e:
-            raise TaskFileError(f"{path.with_name('task.bddl')}: {e}") from None
-        for i, tree in compiled:
-            field = f"checkpoints.{i}.predicate"
-            try:
-                concrete = expr.substitute(tree, binding)
-            except expr.ExprError as e:
-                raise TaskFileError(f"{path}: field '{field}': {e}") from None
-            used = {node.name for node in expr.walk(concrete) if isinstance(node, expr.Name)}
-            unknown = sorted(used - names)
+        except (BindingError, BddlDeclarationError) as e:
+            raise TaskFileError(f"{bddl_path}: {e}") from None
+        used = _names_used(path, spec, trees, binding)
+        for field, field_names in used.items():
+            unknown = sorted(field_names - names)
             if unknown:
                 raise TaskFileError(
                     f"{path}: field '{field}': {', '.join(unknown)} not declared in task.bddl "
@@ -110,7 +134,10 @@ def load_task(folder: Path) -> Task:
         if not p.is_file():
             raise TaskFileError(f"{folder}: missing {p.name} (a task folder holds task.yaml and task.bddl)")
     try:
-        raw = yaml.safe_load(yaml_path.read_text())
+        raw = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+        template = bddl_path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TaskFileError(f"{folder}: a task file is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except yaml.YAMLError as e:
         raise TaskFileError(f"{yaml_path}: not valid YAML: {e}") from None
     if not isinstance(raw, dict):
@@ -125,14 +152,13 @@ def load_task(folder: Path) -> Task:
         raise TaskFileError(
             f"{yaml_path}: field 'family': {spec.family.value!r} but the task sits under {folder.parent.name!r}/"
         )
-    template = bddl_path.read_text()
     for name, _key in PLACEHOLDER.findall(template):
         if name not in spec.bindings:
             raise TaskFileError(
                 f"{bddl_path}: placeholder {{{{{name}}}}} is not a binding of the task "
                 f"(bindings: {', '.join(sorted(spec.bindings)) or 'none'})"
             )
-    _check_predicates(yaml_path, spec, template)
+    _check_names(yaml_path, spec, template)
     return Task(spec=spec, bddl_template=template, folder=folder)
 
 
@@ -142,12 +168,17 @@ class Suite:
     def __init__(self, tasks: Iterable[Task]):
         family_order = list(MemoryType)
         ordered = sorted(tasks, key=lambda t: (family_order.index(t.spec.family), t.id))
-        self._tasks = {t.id: t for t in ordered}
+        self._tasks: dict[str, Task] = {}
+        for task in ordered:
+            if task.id in self._tasks:
+                raise TaskFileError(f"task id {task.id!r} is used twice: {self._tasks[task.id].folder} and {task.folder}")
+            self._tasks[task.id] = task
 
     @classmethod
     def load(cls, root: Path = TASKS_ROOT) -> Suite:
         """Load every ``<family>/<task_id>/`` folder under ``root``."""
-        folders = sorted(p.parent for p in root.glob("*/*/task.yaml"))
+        # A folder with either file counts, so one missing the other is reported, not skipped.
+        folders = sorted({p.parent for p in root.glob("*/*/task.*") if p.name in ("task.yaml", "task.bddl")})
         return cls(load_task(f) for f in folders)
 
     def __len__(self) -> int:

@@ -14,20 +14,23 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from memobench.bddl_names import BddlDeclarationError
 from memobench.bindings import binding_label
 from memobench.spec import MemoryOp, TaskSpec
-from memobench.stats import COUNT_KEYS, format_domain_sizes, suite_stats
+from memobench.stats import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
 from memobench.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
 
 app = typer.Typer(help="Inspect and validate the task suite.", no_args_is_help=True)
 
 OP_LETTER = {MemoryOp.STORAGE: "S", MemoryOp.UPDATE: "U", MemoryOp.COMPRESSION: "C"}
-INSTRUCTION_WIDTH = 60  # characters of the instruction shown by `tasks list`
+INSTRUCTION_WIDTH = 70  # most characters of the instruction `tasks list` shows
+MIN_INSTRUCTION_WIDTH = 20
 
 # Errors a task folder can raise on load. load_task wraps most problems in
 # TaskFileError, but a malformed BDDL declaration and a file that is not UTF-8
@@ -104,30 +107,48 @@ def task_summary(task: Task) -> dict[str, Any]:
 def list_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> None:
     """List tasks: id, family, checkpoint ops (S/U/C), variants, chance, tags, instruction."""
     selected = _select(tasks)
+    rows = [task_summary(t) for t in selected]
     if as_json:
-        typer.echo(json.dumps([task_summary(t) for t in selected], indent=2))
+        typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"MEMOBench tasks ({len(selected)})")
-    table.add_column("id", no_wrap=True)
-    table.add_column("family")
-    table.add_column("checkpoints", no_wrap=True)
-    table.add_column("variants", justify="right")
-    table.add_column("chance", justify="right")
-    table.add_column("tags")
-    table.add_column("instruction", overflow="ellipsis")
-    for task in selected:
-        row = task_summary(task)
-        table.add_row(
+    console = _console()
+    # Give the instruction whatever width the other columns leave (one line per
+    # task); Rich alone would shrink every no-wrap column to fit instead.
+    others = console.measure(_tasks_table(rows, instruction_width=None)).maximum
+    room = max(MIN_INSTRUCTION_WIDTH, console.width - others - 3)
+    console.print(_tasks_table(rows, instruction_width=min(room, INSTRUCTION_WIDTH)))
+
+
+def _tasks_table(rows: list[dict[str, Any]], instruction_width: int | None) -> Table:
+    """The ``tasks list`` table; without ``instruction_width`` it has no instruction column."""
+    table = Table(
+        title=f"MEMOBench tasks ({len(rows)})",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    for name in ("id", "family", "checkpoints"):
+        table.add_column(name, no_wrap=True)
+    for name in ("variants", "chance"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("tags")  # the one column that wraps on a narrow terminal
+    if instruction_width is not None:
+        table.add_column(
+            "instruction", no_wrap=True, overflow="ellipsis", max_width=instruction_width
+        )
+    for row in rows:
+        cells = [
             row["id"],
             row["family"],
             row["checkpoints"],
             str(row["variants"]),
             f"{row['chance']:.2f}",
             ", ".join(row["tags"]),
-            _truncate(row["instruction"], INSTRUCTION_WIDTH),
-            style=None,
-        )
-    _console().print(table)
+        ]
+        if instruction_width is not None:
+            cells.append(_truncate(row["instruction"], instruction_width))
+        table.add_row(*cells)
+    return table
 
 
 # ------------------------------------------------------------------- show
@@ -135,7 +156,7 @@ def list_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> N
 
 @app.command("show")
 def show_command(
-    task_id: Annotated[str, typer.Argument(metavar="ID", help="Task id or short id (T03).")],
+    task_id: Annotated[str, typer.Argument(help="Task id or short id (T03).")],
     as_json: JsonOption = False,
 ) -> None:
     """Show one task: instruction, bindings, chance, counting/cue settings and every checkpoint."""
@@ -156,10 +177,9 @@ def show_command(
 
 def _field(console: Console, label: str, value: str, indent: int = 0) -> None:
     # Text objects, not markup: task text may contain "[...]" (predicate lists).
-    line = Text(" " * indent)
-    line.append(f"{label}: ", style="bold")
-    line.append(value)
-    console.print(line)
+    # Padding keeps wrapped continuation lines under their field.
+    line = Text.assemble((f"{label}: ", "bold"), value)
+    console.print(Padding(line, (0, 0, 0, indent), expand=False))
 
 
 def _print_header(console: Console, task: Task) -> None:
@@ -189,7 +209,9 @@ def _print_bindings(console: Console, spec: TaskSpec) -> None:
         for name, domain in sorted(spec.bindings.items()):
             _field(console, f"${name}", f"{len(domain)} values", indent=2)
             for value in domain:
-                console.print(Text(f"    - {_describe_value(value)}"))
+                console.print(
+                    Padding(Text(f"- {_describe_value(value)}"), (0, 0, 0, 4), expand=False)
+                )
     source = "declared" if spec.chance_level is not None else "1 / variants"
     _field(console, "chance level", f"{spec.chance:.3f} ({source})")
 
@@ -242,19 +264,22 @@ def stats_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> 
     for key in COUNT_KEYS:
         table.add_column(key.replace("_", " "), justify="right")
     table.add_column("binding domains")
-    rows = [*stats.families.items(), ("total", stats.total)]
-    for name, group in rows:
-        counts = group.counts()
-        table.add_row(
-            name,
-            *(str(counts[key]) for key in COUNT_KEYS),
-            format_domain_sizes(group.binding_domain_sizes),
-            end_section=name == rows[-2][0] if len(rows) > 1 else False,
-        )
+    for name, group in stats.families.items():
+        table.add_row(name, *_stats_cells(group))
+    table.add_section()
+    table.add_row("total", *_stats_cells(stats.total), style="bold")
     console = _console()
     console.print(table)
     _field(console, "object classes", ", ".join(stats.total.object_class_names) or "none")
     _field(console, "fixture classes", ", ".join(stats.total.fixture_class_names) or "none")
+
+
+def _stats_cells(group: GroupStats) -> list[str]:
+    counts = group.counts()
+    return [
+        *(str(counts[key]) for key in COUNT_KEYS),
+        format_domain_sizes(group.binding_domain_sizes),
+    ]
 
 
 # --------------------------------------------------------------- validate
@@ -336,8 +361,9 @@ def validate_paths(paths: list[Path]) -> list[Outcome]:
                 earlier = first_folder.setdefault(outcome.task.id, folder)
                 if earlier != folder:
                     outcome = Outcome(
-                        folder, error=f"{folder}: duplicate task id {outcome.task.id!r}, "
-                        f"also declared in {earlier}"
+                        folder,
+                        error=f"{folder}: duplicate task id {outcome.task.id!r}, "
+                        f"also declared in {earlier}",
                     )
             outcomes.append(outcome)
     return outcomes
@@ -348,7 +374,7 @@ def validate_command(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            metavar="[PATH]...",
+            metavar="PATH",
             help="Task folders or roots holding <family>/<task_id>/. Default: the packaged suite.",
         ),
     ] = None,
@@ -363,6 +389,7 @@ def validate_command(
             for line in (outcome.error or "").splitlines():
                 typer.echo(f"      {line}")
     failed = sum(o.task is None for o in outcomes)
-    typer.echo(f"{len(outcomes)} checked: {len(outcomes) - failed} ok, {failed} failed")
+    folders = "task folder" if len(outcomes) == 1 else "task folders"
+    typer.echo(f"{len(outcomes)} {folders} checked: {len(outcomes) - failed} ok, {failed} failed")
     if failed:
         raise typer.Exit(1)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from memobench import expr
-from memobench.bindings import binding_label, lookup
+from memobench.bindings import binding_label, resolve_reference
 from memobench.evaluation.protocol import EpisodePlan, Protocol
 from memobench.evaluation.records import EpisodeRecord, EpisodeStatus
 from memobench.metrics.taxonomy import classify_failure
@@ -58,14 +58,8 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
     """The cue's targets with binding references resolved to object names."""
-    names = []
-    for target in task.spec.cue.targets if task.spec.cue else []:
-        if target.startswith("$"):
-            name, _, key = target[1:].partition(".")
-            names.append(str(lookup(binding, name, key or None)))
-        else:
-            names.append(target)
-    return names
+    targets = task.spec.cue.targets if task.spec.cue else []
+    return [str(resolve_reference(target, binding)) for target in targets]
 
 
 class _Episode:

@@ -50,7 +50,10 @@ def validate_chunk(raw: Any, action_dim: int = ACTION_DIM) -> np.ndarray:
     ``action_dim`` columns, empty, or contains NaN/inf.
     """
     try:
-        chunk = np.asarray(raw, dtype=np.float64)
+        chunk = np.asarray(raw)
+        if chunk.dtype.kind not in "biuf":  # refuse strings/objects numpy would happily parse
+            raise TypeError(f"dtype {chunk.dtype}")
+        chunk = chunk.astype(np.float64)
     except (TypeError, ValueError) as e:
         raise AdapterError(f"infer_actions returned {type(raw).__name__}, not a numeric array: {e}") from None
     if chunk.ndim != 2 or chunk.shape[1] != action_dim:
@@ -103,7 +106,7 @@ class AdapterGuard:
         if self._worker is None:
             try:
                 return fn(*args)
-            except Exception as e:
+            except (Exception, SystemExit) as e:  # a policy's sys.exit() must not end the sweep
                 raise AdapterError(f"{what} raised {type(e).__name__}: {e}") from e
         reply: queue.Queue = queue.Queue(maxsize=1)
         self._worker.requests.put((fn, args, reply))

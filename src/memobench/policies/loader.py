@@ -52,6 +52,8 @@ def _load_module(target: str):
         return importlib.import_module(target)
     except ImportError as e:
         raise AdapterSpecError(f"cannot import module {target!r}: {e}") from e
+    except Exception as e:  # the module itself failed while importing
+        raise AdapterSpecError(f"importing module {target!r} failed: {type(e).__name__}: {e}") from e
 
 
 def resolve_factory(spec: str):

