@@ -87,5 +87,9 @@ def test_rendered_frames_are_upright_and_cue_frames_are_kept(suite):
         assert video is not None and video.shape[1:] == (64, 64, 3) and len(video) == len(rec.states)
         assert len(rec.wrist_frames) == len(rec.frames)
         assert not np.array_equal(video[0], video[len(video) // 2])  # the arm moved in view
+        # Tearing down another rendering env must not break this one's frames.
+        other = SimEnv(task.bddl(plan.binding), render=True)
+        other.close()
+        np.testing.assert_array_equal(frame, env.render("agentview", 128))
     finally:
         env.close()

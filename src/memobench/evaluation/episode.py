@@ -86,6 +86,10 @@ class _Episode:
             start = time.perf_counter()
             self.cue = run_cue(self.env, self.world, self.task.spec.cue.kind,
                                cue_targets(self.task, self.plan.binding), size=self.protocol.camera_size)
+            # The policy sees the cue as it sees everything else: resize_size, padded.
+            size = self.protocol.resize_size
+            self.cue.frames = [resize_with_pad(f, size) for f in self.cue.frames]
+            self.cue.wrist_frames = [resize_with_pad(f, size) for f in self.cue.wrist_frames]
             self.timings["cue"] = time.perf_counter() - start
         if self.capture_video:
             self.frames["agentview"] += self.cue.frames
@@ -97,8 +101,8 @@ class _Episode:
         for i, state in enumerate(self.cue.states):
             obs = {"observation/state": state, "episode": self.plan.episode, "step": -1, "cue": True}
             if self.guard.observe_images and self.cue.frames:
-                obs["observation/image"] = resize_with_pad(self.cue.frames[i], self.protocol.resize_size)
-                obs["observation/wrist_image"] = resize_with_pad(self.cue.wrist_frames[i], self.protocol.resize_size)
+                obs["observation/image"] = self.cue.frames[i]
+                obs["observation/wrist_image"] = self.cue.wrist_frames[i]
             self.guard.observe(obs)
         for _ in range(self.protocol.stabilization_steps):
             self.env.step(NOOP_ACTION)

@@ -159,6 +159,10 @@ class SimEnv:
         """An upright uint8 [size, size, 3] frame from ``camera`` ("agentview" or "wrist")."""
         if not self.renders:
             raise RuntimeError("this env was built camera-free (render=False)")
+        # Another env's EGL teardown releases this thread's current context (robosuite's
+        # free() calls eglReleaseThread), after which frames come back as garbage: make
+        # ours current every time, it costs microseconds.
+        self.sim._render_context_offscreen.gl_ctx.make_current()
         frame = self.sim.render(camera_name=CAMERAS[camera], width=size, height=size)
         # OpenGL reads rows bottom-up: flip vertically to get the camera's upright view.
         return np.ascontiguousarray(frame[::-1])

@@ -1,0 +1,67 @@
+"""Simulator costs on this machine, and the harness's overhead over bare stepping.
+
+Prints absolute times (env build, reset, camera frame) for orientation and, as the
+number to compare across machines, the ratio of harness step throughput to bare
+LIBERO stepping measured in the same process.
+
+    .venv/bin/python benchmarks/sim_costs.py [--task T03] [--steps 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from memobench.evaluation.episode import run_episode
+from memobench.evaluation.protocol import Protocol, plan_episode
+from memobench.policies.adapter import AdapterGuard
+from memobench.policies.builtin import NoopPolicy
+from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.suite import Suite
+
+
+def timed(fn, repeat: int = 1) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", default="T03")
+    parser.add_argument("--steps", type=int, default=400)
+    args = parser.parse_args()
+    task = Suite.load().get(args.task)
+    plan = plan_episode(task, 0, 7)
+
+    build_free = timed(lambda: SimEnv(task.bddl(plan.binding)).close())
+    env = SimEnv(task.bddl(plan.binding), render=True)
+    # A second build with a renderer, so EGL start-up is not counted.
+    build_render = timed(lambda: SimEnv(task.bddl(plan.binding), render=True).close())
+    env.reset(plan.layout_seed)
+    reset = timed(lambda: env.reset(plan.layout_seed), repeat=5)
+
+    bare = timed(lambda: env.step(NOOP_ACTION), repeat=args.steps)
+    agent = timed(lambda: env.render("agentview", 256), repeat=10)
+    wrist = timed(lambda: env.render("wrist", 256), repeat=10)
+
+    protocol = Protocol(horizon=args.steps, stabilization_steps=0, adapter_timeout=0)
+    guard = AdapterGuard(NoopPolicy(), timeout=None)
+    record = run_episode(task, plan, env, guard, protocol).record
+    harness = record.timings["total"] / record.steps
+    with_cameras = bare + (agent + wrist) / protocol.replan_steps
+
+    print(f"task {task.id}, {args.steps} steps")
+    print(f"env build: camera-free {build_free:.2f} s, with renderer {build_render:.2f} s")
+    print(f"reset (hard_reset=False): {reset * 1000:.1f} ms")
+    print(f"bare LIBERO step: {bare * 1000:.2f} ms ({1 / bare:.0f} steps/s camera-free)")
+    print(f"camera frame 256x256: agentview {agent * 1000:.0f} ms, wrist {wrist * 1000:.0f} ms")
+    print(f"steps/s with both cameras at every query (replan 5): {1 / with_cameras:.0f}")
+    print(f"harness step (noop policy, tracker, ledger-ready record): {harness * 1000:.2f} ms")
+    print(f"ratio harness throughput / bare stepping: {bare / harness:.3f}")
+    env.close()
+
+
+if __name__ == "__main__":
+    main()
