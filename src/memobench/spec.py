@@ -13,7 +13,14 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 TASK_ID_PATTERN = r"^[TSOP]\d\d-[a-z0-9]+(-[a-z0-9]+)*$"
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.sim.scripting import StateScript, body_pos, place, place_on, set_joint, tilted
 
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.metrics import summarize
 from memobench.policies.adapter import AdapterGuard
 from memobench.sim.env import SimEnv
-from tests.sim.scripting import StateScript, body_pos, place, place_on, set_joint, tilted
 
 pytestmark = pytest.mark.sim
 

