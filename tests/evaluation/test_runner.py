@@ -142,6 +142,14 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "COLUMNS": "200", **extra}
 
 
+def run_memobench(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """Run the installed ``memobench`` command and assert it exits 0."""
+    done = subprocess.run(memobench_cmd(*args), cwd=cwd, capture_output=True,
+                          env=subprocess_env(**env), timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    return done
+
+
 # -- adapter errors inside a sweep ----------------------------------------------------------------
 
 
@@ -592,14 +600,7 @@ def test_killed_run_resumes_to_completion(run: Run, tmp_path: Path) -> None:
     assert 1 <= len(finished) < 4, "the run finished before it could be killed"
     assert not (out / "summary.json").exists()  # the run never reached its end
 
-    done = subprocess.run(
-        memobench_cmd(*KILLED_ARGS, "--out-root", str(out), "--resume"),
-        cwd=tmp_path,
-        capture_output=True,
-        env=subprocess_env(),
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    done = run_memobench(*KILLED_ARGS, "--out-root", str(out), "--resume", cwd=tmp_path)
     assert f"({len(finished)} already in the ledger)" in done.stdout.decode()
 
     after = ledger.read_bytes()
@@ -632,18 +633,12 @@ def test_killed_run_resumes_to_completion(run: Run, tmp_path: Path) -> None:
 )
 def test_robomemarena_example_runs_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "example"
-    done = subprocess.run(
-        memobench_cmd(
-            *f"eval --adapter-spec {EXAMPLE_SPEC} --num-trials-per-task 1 --horizon 60".split(),
-            *["--tasks", TASK_ID, "--adapter-kwargs", '{"offset": [0.0, 0.0, 0.05]}'],
-            *["--out-root", str(out)],
-        ),
-        cwd=REPO,
-        capture_output=True,
-        env=subprocess_env(MUJOCO_GL="egl"),
-        timeout=300,
+    run_memobench(
+        *f"eval --adapter-spec {EXAMPLE_SPEC} --num-trials-per-task 1 --horizon 60".split(),
+        *["--tasks", TASK_ID, "--adapter-kwargs", '{"offset": [0.0, 0.0, 0.05]}'],
+        *["--out-root", str(out)],
+        cwd=REPO, MUJOCO_GL="egl",
     )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
     assert sorted(p.name for p in out.iterdir()) == OUTPUTS
     [record] = read_ledger(out / LEDGER_FILENAME)
     assert (record.task_id, record.episode, record.seed) == (TASK_ID, 0, 7)
@@ -698,17 +693,11 @@ def test_example_adapter_receives_images(tmp_path: Path) -> None:
     spec_file = tmp_path / "checked.py"
     spec_file.write_text(CHECKED_ADAPTER.format(examples=str(REPO / "examples")))
     out = tmp_path / "checked-run"
-    done = subprocess.run(
-        memobench_cmd(
-            *f"eval --tasks {TASK_ID} --num-trials-per-task 1 --horizon 10 --resize-size 64".split(),
-            *["--adapter-spec", f"{spec_file}:build", "--out-root", str(out)],
-        ),
-        cwd=tmp_path,
-        capture_output=True,
-        env=subprocess_env(MUJOCO_GL="egl"),
-        timeout=300,
+    run_memobench(
+        *f"eval --tasks {TASK_ID} --num-trials-per-task 1 --horizon 10 --resize-size 64".split(),
+        *["--adapter-spec", f"{spec_file}:build", "--out-root", str(out)],
+        cwd=tmp_path, MUJOCO_GL="egl",
     )
-    assert done.returncode == 0, done.stderr.decode()[-3000:]
     [record] = read_ledger(out / LEDGER_FILENAME)
     assert (record.status, record.error) == (EpisodeStatus.OK, None)
     assert (record.steps, record.policy_queries) == (10, 2)

@@ -24,6 +24,14 @@ PROTOCOL = Protocol(horizon=80, adapter_timeout=0)
 DRAWERS = ("top", "middle", "bottom")
 
 
+def module_env(suite, task_id):
+    """(task, env) of an unbound task, built once for the module's tests."""
+    task = suite.get(task_id)
+    env = SimEnv(task.bddl({}))
+    yield task, env
+    env.close()
+
+
 def run(task, plan, env, adapter, protocol=PROTOCOL):
     return run_episode(task, plan, env, AdapterGuard(adapter, timeout=None), protocol).record
 
@@ -56,10 +64,7 @@ def check(name, open_at, close_at):
 
 @pytest.fixture(scope="module")
 def t03(suite):
-    task = suite.get("T03-check-all-drawers")
-    env = SimEnv(task.bddl({}))
-    yield task, env
-    env.close()
+    yield from module_env(suite, "T03-check-all-drawers")
 
 
 def test_t03_checks_in_order_complete_each_checkpoint(t03):
@@ -204,10 +209,7 @@ def pours(n: int, first: int = 5, tilt_steps: int = 10, gap: int = 6):
 
 @pytest.fixture(scope="module")
 def t09(suite):
-    task = suite.get("T09-pour-twice-bowl")
-    env = SimEnv(task.bddl({}))
-    yield task, env
-    env.close()
+    yield from module_env(suite, "T09-pour-twice-bowl")
 
 
 def test_t09_two_pours_then_set_down_succeeds_after_the_monitor_window(t09):

@@ -170,17 +170,26 @@ class _Episode:
 
     # -- the record -------------------------------------------------------------------
     def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
-        success = status == EpisodeStatus.OK and end_reason == "success"
-        checkpoints = self.tracker.results()
-        return EpisodeRecord(
-            task_id=self.task.id, memory_type=self.task.spec.family, episode=self.plan.episode,
-            seed=self.plan.seed, binding=binding_label(self.plan.binding), status=status, success=success,
-            failure_class=classify_failure(success, status, end_reason, checkpoints),
-            end_reason=end_reason, checkpoints=checkpoints, stage_score=self.tracker.stage_score,
-            stages_complete=self.tracker.stages_complete, average_score=self.tracker.average_score,
-            pour_counts=self.tracker.pour_counts(), steps=self.steps, policy_queries=self.queries,
-            error=error, timings={k: round(v, 4) for k, v in {**self.timings, "total": total}.items()},
-        )
+        timings = {k: round(v, 4) for k, v in {**self.timings, "total": total}.items()}
+        return make_record(self.task, self.plan, self.tracker, status, end_reason, error,
+                           steps=self.steps, queries=self.queries, timings=timings)
+
+
+def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, status: EpisodeStatus,
+                end_reason: str, error: str | None, *, steps: int = 0, queries: int = 0,
+                timings: dict[str, float] | None = None) -> EpisodeRecord:
+    """The ledger record of an episode from its plan, its tracker and how it ended."""
+    success = status == EpisodeStatus.OK and end_reason == "success"
+    checkpoints = tracker.results()
+    return EpisodeRecord(
+        task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
+        binding=binding_label(plan.binding), status=status, success=success,
+        failure_class=classify_failure(success, status, end_reason, checkpoints),
+        end_reason=end_reason, checkpoints=checkpoints, stage_score=tracker.stage_score,
+        stages_complete=tracker.stages_complete, average_score=tracker.average_score,
+        pour_counts=tracker.pour_counts(), steps=steps, policy_queries=queries,
+        error=error, timings=timings or {},
+    )
 
 
 def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
@@ -206,11 +215,4 @@ def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
 def env_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
     """The record of an episode that could not start because its env could not be built."""
     tracker = build_tracker(task, plan.binding, Protocol())
-    checkpoints = tracker.results()
-    return EpisodeRecord(
-        task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
-        binding=binding_label(plan.binding), status=EpisodeStatus.ENV_ERROR, success=False,
-        failure_class=classify_failure(False, EpisodeStatus.ENV_ERROR, "env_error", checkpoints),
-        end_reason="env_error", checkpoints=checkpoints, stage_score=0.0, stages_complete=False,
-        average_score=0.0, steps=0, error=error,
-    )
+    return make_record(task, plan, tracker, EpisodeStatus.ENV_ERROR, "env_error", error)
