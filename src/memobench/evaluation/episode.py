@@ -143,6 +143,9 @@ class _Episode:
             obs.pop("observation/wrist_image", None)
         if self.queries == 0 and self.cue.frames and self.policy_images:
             obs["prompt_video"] = self.cue.video()
+        if self.guard.privileged:
+            obs["privileged/task"] = self.task
+            obs["privileged/snapshot"] = self.env.snapshot()
         start = time.perf_counter()
         chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size)
         self.timings["policy"] += time.perf_counter() - start

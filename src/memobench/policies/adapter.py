@@ -12,7 +12,10 @@ Optional attributes the harness reads (all default to the conservative choice):
 - ``needs_images`` (default True): False lets the harness run camera-free;
 - ``observe_images`` (default False): True renders images for every ``observe`` call
   (about 0.1 s a frame on a CPU), otherwise ``observe`` gets the state only;
-- ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator.
+- ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator;
+- ``privileged`` (default False): built-in experts only. Each query then also gets
+  ``privileged/task`` (the Task) and ``privileged/snapshot`` (the simulator's exact state),
+  simulator objects a user policy must never rely on.
 
 The :class:`AdapterGuard` turns every way a policy can misbehave (raising,
 hanging past the timeout, returning a non-finite, mis-shaped or empty chunk)
@@ -101,6 +104,7 @@ class AdapterGuard:
         self.needs_images = bool(getattr(adapter, "needs_images", True))
         self.observe_images = bool(getattr(adapter, "observe_images", False))
         self.has_observe = callable(getattr(adapter, "observe", None))
+        self.privileged = bool(getattr(adapter, "privileged", False))
 
     def _call(self, what: str, fn: Callable, *args: Any) -> Any:
         if self._worker is None:

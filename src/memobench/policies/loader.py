@@ -19,6 +19,8 @@ from typing import Any
 BUILTIN_POLICIES: dict[str, str] = {
     "noop": "memobench.policies.builtin:NoopPolicy",
     "random": "memobench.policies.builtin:RandomPolicy",
+    "expert": "memobench.experts.policy:ExpertPolicy",
+    "expert-memoryless": "memobench.experts.policy:MemorylessExpertPolicy",
 }
 
 

@@ -1,0 +1,106 @@
+"""The built-in ``expert`` and ``expert-memoryless`` policies (adapter contract).
+
+They are privileged (``privileged = True``): the harness adds to each query
+``privileged/task`` (the :class:`~memobench.suite.Task`) and
+``privileged/snapshot`` (the env's exact state), and nothing else changes:
+they return 50-action chunks and the harness executes the first ``k``.
+
+How a chunk is made: the state is copied into the policy's forward model
+(:mod:`memobench.experts.model`), the plan runs closed-loop there, and its
+actions are returned. The plan's own state (current skill, memory, random
+generator) is saved at every look-ahead step; at the next query the policy
+sees how many steps were executed and resumes from the saved state at that
+step, so the expert behaves identically under every replan interval.
+Only as many steps as were executed last time are simulated ahead (the whole
+chunk on the first query); the rest of the chunk holds still, and would only
+run if the interval changed mid-episode, after which the next query corrects.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from memobench.experts.control import OPEN, hold_action
+from memobench.experts.expert import Expert
+from memobench.experts.model import ForwardModel
+from memobench.experts.plans import plan_for
+
+CHUNK = 50
+
+
+class ExpertPolicy:
+    """The scripted expert, with memory."""
+
+    needs_images = False
+    privileged = True
+    memoryless = False
+
+    def __init__(self, chunk: int = CHUNK):
+        self.chunk = int(chunk)
+        self._models: dict[str, ForwardModel] = {}
+        self._rng = np.random.default_rng(0)
+        self.reset()
+
+    def reset(self) -> None:
+        self._expert: Expert | None = None
+        self._cue: list[np.ndarray] = []
+        self._saved: list[Expert] = []
+        self._last_step: int | None = None
+        self._lookahead = self.chunk
+
+    def begin_episode(self, rng: np.random.Generator) -> None:
+        self._rng = rng
+
+    def observe(self, obs: dict[str, Any]) -> None:
+        if obs.get("cue"):
+            self._cue.append(np.asarray(obs["observation/state"], dtype=float))
+
+    def _model(self, task) -> ForwardModel:
+        if task.id not in self._models:
+            self._models[task.id] = ForwardModel(task)
+        return self._models[task.id]
+
+    def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        task, step = obs["privileged/task"], int(obs["step"])
+        model = self._model(task)
+        model.sync(obs["privileged/snapshot"])
+        if self._expert is None:
+            self._expert = Expert(plan_for(task.id), self._rng, memoryless=self.memoryless)
+            self._expert.start(model.scene, self._cue)
+        else:
+            executed = step - self._last_step
+            if 0 < executed < len(self._saved):
+                self._expert = self._saved[executed]
+                self._lookahead = executed
+            else:  # ran past the look-ahead (interval changed): continue from its end
+                self._expert = self._saved[-1]
+                self._lookahead = self.chunk
+        self._last_step = step
+        return self._plan_chunk(model)
+
+    def _plan_chunk(self, model: ForwardModel) -> np.ndarray:
+        expert = self._expert
+        self._saved = [copy.deepcopy(expert)]
+        actions = []
+        for _ in range(min(self._lookahead, self.chunk)):
+            action = expert.act(model.scene)
+            model.step(action)
+            actions.append(action)
+            self._saved.append(copy.deepcopy(expert))
+        grip = actions[-1][6] if actions else OPEN
+        actions += [hold_action(grip)] * (self.chunk - len(actions))
+        return np.array(actions)
+
+    def close(self) -> None:
+        for model in self._models.values():
+            model.close()
+        self._models.clear()
+
+
+class MemorylessExpertPolicy(ExpertPolicy):
+    """The same skills and plans, with the memory cleared before every decision."""
+
+    memoryless = True

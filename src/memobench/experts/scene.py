@@ -1,0 +1,74 @@
+"""A read-only, privileged view of a simulated scene, for experts.
+
+Experts see poses and joint values directly (no perception), but only what
+a camera could see decides what they may *know*: an object inside a closed
+drawer is hidden (:meth:`Scene.hidden`), and identical objects are not told
+apart by anything but their current pose. Plans must honour this; what is
+not visible has to come from the expert's memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.sim.env import SimEnv
+from memobench.sim.world import WorldView
+
+GRIP_SITE = "gripper0_grip_site"
+
+
+class Scene:
+    """Poses and joints of one :class:`SimEnv`, read at the current step."""
+
+    def __init__(self, env: SimEnv):
+        self.env = env
+        self.world = WorldView(env)
+        self._data = env.sim.data
+        self._model = env.sim.model
+
+    # -- the hand ----------------------------------------------------------------------
+    def eef_pos(self) -> np.ndarray:
+        return np.array(self._data.get_site_xpos(GRIP_SITE))
+
+    def eef_rot(self) -> np.ndarray:
+        """3x3 rotation of the grip site; column 2 is the approach axis, column 0 the finger axis."""
+        return np.array(self._data.get_site_xmat(GRIP_SITE)).reshape(3, 3)
+
+    def finger_gap(self) -> float:
+        """Distance between the finger joints (about 0.08 open, under 0.01 closed on nothing)."""
+        q = self.env.robot_state()[6:8]
+        return float(q[0] - q[1])
+
+    # -- objects and fixtures ----------------------------------------------------------------
+    def pos(self, name: str) -> np.ndarray:
+        """Position of an object, fixture or region site (its origin)."""
+        return self.world.position(name)
+
+    def rot(self, name: str) -> np.ndarray:
+        return self.world._rotation(name)
+
+    def joint(self, name: str) -> float:
+        return float(self._data.get_joint_qpos(name))
+
+    def geom_pos(self, geom_id: int) -> np.ndarray:
+        return np.array(self._data.geom_xpos[geom_id])
+
+    def body_geoms(self, body: str) -> list[int]:
+        bid = self._model.body_name2id(body)
+        return [g for g in range(self._model.ngeom) if self._model.geom_bodyid[g] == bid]
+
+    def check(self, predicate: str, *args: str) -> bool:
+        """A state predicate of the world view, e.g. ``check("on", "milk_1", "plate_1")``."""
+        return bool(self.world.query(predicate, args))
+
+    def grasped(self, name: str) -> bool:
+        return self.check("grasped", name)
+
+    def hidden(self, name: str) -> bool:
+        """True when ``name`` lies in a drawer that is closed: no camera could see it."""
+        lib = self.env.libero
+        for site in lib.object_sites_dict:
+            if site.endswith("_region") and "cabinet" in site:
+                if self.check("in", name, site) and self.check("closed", site):
+                    return True
+        return False
