@@ -11,15 +11,14 @@ copies them to roll its plan back to the step the harness actually reached.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Union
 
 import numpy as np
 
 from memobench.experts.control import CLOSE, DOWN, OPEN, hold_action, pose_action, rotation_error
 from memobench.experts.scene import Scene
 
-Target = Union[np.ndarray, Callable[[Scene], np.ndarray]]
-RotTarget = Union[np.ndarray, Callable[[Scene], np.ndarray], None]
+Target = np.ndarray | Callable[[Scene], np.ndarray]
+RotTarget = np.ndarray | Callable[[Scene], np.ndarray] | None
 
 GRIP_STEPS = 15  # the gripper closes or opens fully in ~10 steps (SIM-NOTES.md)
 
