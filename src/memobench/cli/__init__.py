@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memobench.cli import eval_cmd, tasks_cmd
+from memobench.cli import certify_cmd, eval_cmd, tasks_cmd
 
 app = typer.Typer(
     name="memobench",
@@ -19,6 +19,7 @@ app = typer.Typer(
 )
 app.add_typer(tasks_cmd.app, name="tasks")
 app.command("eval")(eval_cmd.eval_command)
+app.command("certify")(certify_cmd.certify_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

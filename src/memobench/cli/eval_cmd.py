@@ -14,7 +14,7 @@ from rich.console import Console
 from memobench.spec import LanguageLevel
 
 DEFAULT_TASKS = "pilot"
-DEFAULT_POLICY = "noop"
+DEFAULT_POLICY = "expert"
 
 
 class VideoMode(StrEnum):
@@ -55,7 +55,7 @@ def _load_policy(policy: str | None, adapter_spec: str | None, kwargs: dict[str,
 
 def eval_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = DEFAULT_TASKS,
-    policy: Annotated[str | None, typer.Option(help="A built-in policy: noop, random.")] = None,
+    policy: Annotated[str | None, typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random.")] = None,
     adapter_spec: Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")] = None,
     adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task.")] = 2,
@@ -88,7 +88,7 @@ def eval_command(
     adapter, policy_block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
     if not (policy or adapter_spec):
         console.print(f"[dim]No policy given: evaluating the built-in '{DEFAULT_POLICY}' policy "
-                      "(a floor; the scripted expert is not part of this version yet).[/]")
+                      "(the scripted expert, camera-free). Bring yours with --adapter-spec.[/]")
     label = policy_block.get("name") or Path(policy_block["adapter_spec"].split(":")[0]).stem
     if out_root is None:
         if resume:

@@ -86,6 +86,8 @@ class ExpertPolicy:
         self._saved = [copy.deepcopy(expert)]
         actions = []
         for _ in range(min(self._lookahead, self.chunk)):
+            if expert.done:  # nothing left to do: hold still without simulating ahead
+                break
             action = expert.act(model.scene)
             model.step(action)
             actions.append(action)

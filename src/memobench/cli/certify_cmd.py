@@ -1,0 +1,58 @@
+"""``memobench certify``: show, per task, that the expert solves it and guessing does not."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memobench.cli.eval_cmd import _fail
+
+
+def certify_command(
+    tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes per task and expert.")] = 20,
+    seed: Annotated[int, typer.Option(help="Seed base: episode e uses seed + e.")] = 7,
+    replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
+    out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
+    = Path("runs/certify"),
+) -> None:
+    """Run the expert and the memoryless expert on the same seeds; a task passes if the expert
+    succeeds >= 95% and the memoryless expert <= chance + 10 points. Exits 1 if any task fails."""
+    from memobench.evaluation.certify import EXPERT_MIN_SR, MEMORYLESS_MARGIN, run_certification
+    from memobench.evaluation.protocol import Protocol
+    from memobench.evaluation.run_folder import RunFolderError
+    from memobench.experts.plans import PLANS
+    from memobench.suite import Suite, UnknownTaskError
+
+    console = Console()
+    try:
+        selected = Suite.load().select(tasks)
+    except UnknownTaskError as e:
+        raise _fail(str(e)) from None
+    missing = [t.id for t in selected if t.id not in PLANS]
+    if missing:
+        raise _fail(f"no expert plan yet for: {', '.join(missing)}")
+    start = time.perf_counter()
+    try:
+        certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
+                                  out_root, console)
+    except RunFolderError as e:
+        raise _fail(str(e)) from None
+    table = Table(title=f"Certification ({episodes} episodes per task and expert, seeds {seed}..{seed + episodes - 1})")
+    for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "verdict"):
+        table.add_column(column, justify="right" if "SR" in column or column == "chance" else "left")
+    for c in certs:
+        verdict = "[green]pass" if c.passed else f"[red]{c.verdict}"
+        table.add_row(c.task_id, c.memory_type, f"{c.expert.value:.0%}", f"{c.memoryless.value:.0%}",
+                      f"{c.chance:.1%}", verdict)
+    console.print(table)
+    console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, memoryless <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
+                  f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {time.perf_counter() - start:.0f} s. "
+                  f"Results: [bold]{out_root}[/] (certification.json, certification.csv, expert/, expert-memoryless/)")
+    if not all(c.passed for c in certs):
+        raise typer.Exit(code=1)

@@ -1,0 +1,126 @@
+"""Memory-necessity certification: the expert must solve a task, the memoryless expert must not.
+
+Both experts run on the same seeds, camera-free, each into its own run folder
+(``<out_root>/expert``, ``<out_root>/expert-memoryless``; resumable like any
+run). A task passes when the expert's success rate is at least
+:data:`EXPERT_MIN_SR` and the memoryless expert's is at most the task's
+chance level plus :data:`MEMORYLESS_MARGIN`: the task is solvable, and
+solving it takes memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from memobench.evaluation.protocol import Protocol
+from memobench.evaluation.records import EpisodeRecord
+from memobench.metrics.rates import Rate
+from memobench.suite import Task
+
+EXPERT_MIN_SR = 0.95
+MEMORYLESS_MARGIN = 0.10
+POLICIES = ("expert", "expert-memoryless")
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """One task's verdict and the numbers behind it."""
+
+    task_id: str
+    memory_type: str
+    chance: float
+    expert: Rate
+    memoryless: Rate
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if not self.expert.defined or self.expert.value < EXPERT_MIN_SR:
+            out.append(f"expert SR {_pct(self.expert)} < {EXPERT_MIN_SR:.0%}")
+        limit = self.chance + MEMORYLESS_MARGIN
+        if not self.memoryless.defined or self.memoryless.value > limit + 1e-9:
+            out.append(f"memoryless SR {_pct(self.memoryless)} > chance {self.chance:.1%} + "
+                       f"{MEMORYLESS_MARGIN * 100:.0f} points")
+        return out
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.passed else "fail: " + "; ".join(self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id, "memory_type": self.memory_type, "chance": self.chance,
+            "expert_sr": self.expert.to_dict(), "memoryless_sr": self.memoryless.to_dict(),
+            "passed": self.passed, "verdict": self.verdict,
+        }
+
+
+def _pct(rate: Rate) -> str:
+    return "-" if not rate.defined else f"{rate.value:.0%}"
+
+
+def _success_rate(records: Iterable[EpisodeRecord], task_id: str, episodes: int | None) -> Rate:
+    mine = [r for r in records if r.task_id == task_id and (episodes is None or r.episode < episodes)]
+    return Rate(sum(r.success for r in mine), len(mine))
+
+
+def certificates(tasks: list[Task], expert: list[EpisodeRecord], memoryless: list[EpisodeRecord],
+                 episodes: int | None = None) -> list[Certificate]:
+    """Verdicts from the two experts' records of episodes ``0..episodes-1`` (errors count as failures)."""
+    return [
+        Certificate(t.id, t.spec.family.value, t.spec.chance,
+                    _success_rate(expert, t.id, episodes), _success_rate(memoryless, t.id, episodes))
+        for t in tasks
+    ]
+
+
+def write_certificates(certs: list[Certificate], out_root: Path, meta: dict[str, Any]) -> None:
+    """``certification.json`` (with the run settings) and ``certification.csv``."""
+    out_root.mkdir(parents=True, exist_ok=True)
+    doc = {**meta, "rule": {"expert_min_sr": EXPERT_MIN_SR, "memoryless_margin": MEMORYLESS_MARGIN},
+           "passed": all(c.passed for c in certs), "tasks": [c.to_dict() for c in certs]}
+    (out_root / "certification.json").write_text(json.dumps(doc, indent=2) + "\n")
+    with open(out_root / "certification.csv", "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["task_id", "memory_type", "episodes", "expert_sr", "memoryless_sr", "chance", "verdict"])
+        for c in certs:
+            writer.writerow([c.task_id, c.memory_type, c.expert.n, f"{c.expert.value:.4f}",
+                             f"{c.memoryless.value:.4f}", f"{c.chance:.4f}", c.verdict])
+
+
+def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
+                      console: Console | None = None) -> list[Certificate]:
+    """Run both experts on ``tasks`` (resuming what is already in ``out_root``) and judge each task."""
+    from memobench.evaluation.runner import RunRequest, evaluate
+    from memobench.policies.loader import build_adapter, builtin_spec
+
+    ledgers: dict[str, list[EpisodeRecord]] = {}
+    for name in POLICIES:
+        if console:
+            console.print(f"[bold]{name}[/]")
+        request = RunRequest(tasks=tasks, num_trials_per_task=episodes, protocol=protocol,
+                             out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}}, resume=True)
+        evaluate(request, build_adapter(builtin_spec(name)), console=console)
+        ledgers[name] = _read_ledger(out_root / name)
+    certs = certificates(tasks, ledgers["expert"], ledgers["expert-memoryless"], episodes)
+    write_certificates(certs, out_root, {"episodes": episodes, "seed": protocol.seed,
+                                         "replan_steps": protocol.replan_steps})
+    return certs
+
+
+def _read_ledger(folder: Path) -> list[EpisodeRecord]:
+    from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+
+    with Ledger(folder / LEDGER_FILENAME) as ledger:
+        return ledger.records()

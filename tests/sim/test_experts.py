@@ -1,0 +1,89 @@
+"""The scripted experts on the real simulator, through the real harness.
+
+For every pilot task with a plan: an expert episode succeeds, the same seed
+gives the same actions and checkpoint steps, and the replan interval does not
+change what the expert does (its chunks come from an exact forward model).
+Camera-free; one episode per case to keep the suite fast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memobench.evaluation.episode import run_episode
+from memobench.evaluation.protocol import Protocol, plan_episode
+from memobench.experts.plans import PLANS
+from memobench.experts.policy import ExpertPolicy
+from memobench.policies.adapter import AdapterGuard
+from memobench.sim.env import SimEnv
+
+pytestmark = pytest.mark.sim
+
+PILOTS_WITH_PLANS = sorted(t for t in PLANS)
+
+
+class Recording:
+    """Wraps a policy and keeps every executed-or-not chunk it returned."""
+
+    def __init__(self, policy):
+        self.policy, self.chunks = policy, []
+        for attr in ("needs_images", "privileged", "observe", "begin_episode", "close"):
+            if hasattr(policy, attr):
+                setattr(self, attr, getattr(policy, attr))
+
+    def reset(self):
+        self.policy.reset()
+
+    def infer_actions(self, obs, prompt, resize_size):
+        chunk = self.policy.infer_actions(obs, prompt, resize_size)
+        self.chunks.append((obs["step"], np.array(chunk)))
+        return chunk
+
+
+def executed(chunks, replan):
+    """The actions the harness executed: the first ``replan`` of each chunk, in order."""
+    return np.concatenate([c[:replan] for _, c in chunks])
+
+
+@pytest.fixture(scope="module")
+def envs(suite):
+    built = {}
+
+    def get(task, plan):
+        key = (task.id, plan.variant)
+        if key not in built:
+            built[key] = SimEnv(task.bddl(plan.binding))
+        return built[key]
+
+    yield get
+    for env in built.values():
+        env.close()
+
+
+def run_expert(suite, envs, task_id, episode, replan, policy=None):
+    task = suite.get(task_id)
+    plan = plan_episode(task, episode, 7)
+    recorder = Recording(policy or ExpertPolicy())
+    outcome = run_episode(task, plan, envs(task, plan), AdapterGuard(recorder, timeout=None),
+                          Protocol(replan_steps=replan, adapter_timeout=0))
+    return outcome.record, recorder.chunks
+
+
+@pytest.mark.parametrize("task_id", PILOTS_WITH_PLANS)
+def test_expert_succeeds_and_is_deterministic(suite, envs, task_id):
+    first, chunks_a = run_expert(suite, envs, task_id, 0, 5)
+    again, chunks_b = run_expert(suite, envs, task_id, 0, 5)
+    assert first.success, (first.end_reason, first.checkpoints)
+    assert [c.step for c in again.checkpoints] == [c.step for c in first.checkpoints]
+    np.testing.assert_array_equal(executed(chunks_b, 5), executed(chunks_a, 5))
+
+
+@pytest.mark.parametrize("task_id", PILOTS_WITH_PLANS)
+def test_replan_interval_does_not_change_the_expert(suite, envs, task_id):
+    short, chunks_short = run_expert(suite, envs, task_id, 1, 5)
+    long, chunks_long = run_expert(suite, envs, task_id, 1, 50)
+    assert short.success and long.success
+    assert [c.step for c in long.checkpoints] == [c.step for c in short.checkpoints]
+    n = min(len(executed(chunks_short, 5)), len(executed(chunks_long, 50)), short.steps)
+    np.testing.assert_array_equal(executed(chunks_long, 50)[:n], executed(chunks_short, 5)[:n])
