@@ -92,10 +92,9 @@ class Task:
 @pytest.fixture
 def fake_policy(monkeypatch):
     monkeypatch.setattr(policy_module, "ForwardModel", FakeModel)
-    monkeypatch.setattr(policy_module, "plan_for", lambda task_id: Counting())
 
     def make():
-        p = policy_module.ExpertPolicy(chunk=4)
+        p = policy_module.ExpertPolicy(chunk=4, plan_factory=lambda task_id: Counting())
         p.reset()
         return p
 

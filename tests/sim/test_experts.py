@@ -87,3 +87,20 @@ def test_replan_interval_does_not_change_the_expert(suite, envs, task_id):
     assert [c.step for c in long.checkpoints] == [c.step for c in short.checkpoints]
     n = min(len(executed(chunks_short, 5)), len(executed(chunks_long, 50)), short.steps)
     np.testing.assert_array_equal(executed(chunks_long, 50)[:n], executed(chunks_short, 5)[:n])
+
+
+def test_an_expert_that_pours_three_times_fails_with_extra_pour(suite, envs):
+    from memobench.experts.plans.t09 import PourTwicePlan
+
+    over_pourer = ExpertPolicy(plan_factory=lambda task_id: PourTwicePlan(pours=3))
+    record, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 0, 5, policy=over_pourer)
+    assert not record.success
+    assert (record.end_reason, record.failure_class) == ("extra_pour", "over_execution")
+    assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 3}
+    assert all(c.completed for c in record.checkpoints[:2])
+
+
+def test_the_expert_pours_exactly_twice(suite, envs):
+    record, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 2, 5)
+    assert record.success and record.end_reason == "success"
+    assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 2}

@@ -335,6 +335,22 @@ def test_rebaseline_moves_the_reference() -> None:
     assert with_rebase.count == 1
 
 
+def test_rebaseline_ignored_on_the_step_a_pour_completes() -> None:
+    # Two pours, each completing 0.09 rad short of upright, each starting a stage (a
+    # rebaseline request on the completion step). Were it honoured, the baseline would
+    # drift 0.09 rad per pour and an upright bottle would soon read as a new excursion.
+    counter = PourCounter("s", "b")
+    for _ in range(2):
+        completed = feed(counter, [0.0, 0.6, 0.09])
+        counter.rebaseline(0.09)
+        assert completed == [2] and counter.baseline == 0.0
+    feed(counter, [0.0, 0.09, 0.0, 0.08])
+    assert counter.count == 2
+    # On a later step (no pour completing), a stage start does move the baseline.
+    counter.rebaseline(0.08)
+    assert counter.baseline == 0.08
+
+
 def test_rebaseline_ignored_during_pour_and_reset() -> None:
     counter = PourCounter("s", "b")
     feed(counter, [0.0, 0.6])

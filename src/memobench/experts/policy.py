@@ -19,12 +19,13 @@ run if the interval changed mid-episode, after which the next query corrects.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from memobench.experts.control import OPEN, hold_action
-from memobench.experts.expert import Expert
+from memobench.experts.expert import Expert, Plan
 from memobench.experts.model import ForwardModel
 from memobench.experts.plans import plan_for
 
@@ -38,8 +39,9 @@ class ExpertPolicy:
     privileged = True
     memoryless = False
 
-    def __init__(self, chunk: int = CHUNK):
+    def __init__(self, chunk: int = CHUNK, plan_factory: Callable[[str], Plan] = plan_for):
         self.chunk = int(chunk)
+        self.plan_factory = plan_factory  # task id -> plan (tests swap in variants)
         self._models: dict[str, ForwardModel] = {}
         self._rng = np.random.default_rng(0)
         self.reset()
@@ -68,7 +70,7 @@ class ExpertPolicy:
         model = self._model(task)
         model.sync(obs["privileged/snapshot"])
         if self._expert is None:
-            self._expert = Expert(plan_for(task.id), self._rng, memoryless=self.memoryless)
+            self._expert = Expert(self.plan_factory(task.id), self._rng, memoryless=self.memoryless)
             self._expert.start(model.scene, self._cue)
         else:
             executed = step - self._last_step

@@ -480,6 +480,7 @@ class PourCounter:
             raise ValueError(f"tilt({self.obj}) is not finite: {tilt}")
         if self.baseline is None:
             self.baseline = tilt
+        self._just_completed = False
         dev = abs(tilt - self.baseline)
         if self._phase == _IDLE:
             if dev >= self.away:
@@ -490,11 +491,18 @@ class PourCounter:
         completed = self._phase == _POUR
         self._phase = _IDLE
         self.count += completed
+        self._just_completed = completed
         return completed
 
     def rebaseline(self, tilt: float) -> None:
-        """Measure from ``tilt`` from now on; ignored while a pour is in progress."""
-        if self._phase != _POUR:
+        """Measure from ``tilt`` from now on.
+
+        Ignored while a pour is in progress, and on the step a pour completes: the
+        object is then still up to ``back`` rad from upright, on its way back, and
+        a baseline taken there would drift by that much with every counted pour
+        (measured: 0.16 rad after two pours, enough to count a phantom third).
+        """
+        if self._phase != _POUR and not self._just_completed:
             self.baseline, self._phase = tilt, _IDLE
 
     def reset(self, tilt: float | None = None) -> None:
@@ -502,6 +510,7 @@ class PourCounter:
         self.count = 0
         self.baseline: float | None = tilt
         self._phase = _IDLE
+        self._just_completed = False
 
 
 class PourCounters:

@@ -23,7 +23,8 @@ Semantics (PROTOCOL.md, "Checkpoints and stage scoring" and "Counting tasks"):
   step t (its history starting at t).
 - **Stages rebaseline pours.** At every step where a required checkpoint
   completes (a new stage starts), the pour counters rebaseline to the
-  current tilts (after all checkpoints were evaluated for that step).
+  current tilts (after all checkpoints were evaluated for that step), except
+  a counter whose pour completed on that very step (it keeps its baseline).
 - **Counting monitor.** When ``count(object, target)`` first reaches
   ``required`` at step t, the window covers steps t+1 .. t+monitor_steps.
   Every further pour completed in the window is recorded in

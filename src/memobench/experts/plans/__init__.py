@@ -10,6 +10,7 @@ from memobench.experts.expert import Plan
 # task id -> "module:class" (imported on demand)
 PLANS: dict[str, str] = {
     "O01-cued-milk": "o01:CuedMilkPlan",
+    "T09-pour-twice-bowl": "t09:PourTwicePlan",
 }
 
 
