@@ -10,16 +10,12 @@ Every phase is closed on the bottle's own tilt (the angle between its up
 axis and world z, as the pour counter measures it), not on the hand's.
 
 Between pours the bottle is held at a small *carry tilt* (``CARRY_TILT``,
-~5 degrees, upright to the eye and to ``upright()``). Reason: the pour
-counter (PROTOCOL.md, sim/predicates.py) rebaselines at each stage start,
-which is the very step a pour is counted, i.e. mid-way back, up to 0.10 rad
-from the previous baseline. After two pours the baseline can sit near 0.2
-rad; a bottle brought back to exactly 0 over the bowl would then start a new
-excursion (0.2 >= 0.15) that any later wobble back toward 0.1 completes as a
-phantom third pour. Held at ~0.09 between pours, the distance to the
-baseline stays under 0.15 (measured: at most 0.10 over the bowl after the
-second pour, baselines 0.155-0.177); the bottle is only stood fully upright
-at the set-down spot, away from the target, where an excursion is not counted.
+~5 degrees, upright to the eye and to ``upright()``) and only stood fully
+upright at the set-down spot, away from the target. It was needed while the
+pour counter re-based itself on the step a pour completed (drifting ~0.09 rad
+per pour, which made a phantom third pour possible); the counter now keeps
+its baseline there, and the carry tilt stays as a margin: the bottle never
+swings more than ~0.10 rad over the bowl between pours.
 """
 
 from __future__ import annotations
