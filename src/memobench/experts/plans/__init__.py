@@ -11,6 +11,7 @@ from memobench.experts.expert import Plan
 PLANS: dict[str, str] = {
     "O01-cued-milk": "o01:CuedMilkPlan",
     "T09-pour-twice-bowl": "t09:PourTwicePlan",
+    "P04-stack-in-order": "p04:StackInOrderPlan",
 }
 
 

@@ -1,0 +1,221 @@
+"""P04 stack in order: stack the three bowls in the order the cue pointed at them.
+
+Memory: ``order`` - [bottom, middle, top], the bowls in the order the cue's
+hand dwelt over them. Without it the order is unknown: with no stack on the
+table the plan guesses which bowl goes into which (uniform over the 6 ordered
+(bottom, middle) pairs: a uniform bowl to pick, then a uniform one of the other
+two to put it in); once a bowl sits in another the stack is visible, and the
+remaining bowl can only go on top. Chance 1/6.
+
+Bowls are too wide for the gripper (akita rim ~10.8 cm across, fingers open
+~7.9 cm), so each is grasped at its rim: hand over the wall on the +-y side
+facing away from the row's centre, one finger inside the bowl and one outside,
+closing along world y on the wall, the hand tilted ~15 deg about world x so the
+pads lie flat on the leaning wall. The held bowl is steered by its own origin
+(hand target = goal + hand - bowl, read every step) and let go just above its
+resting height, or higher where the outer finger would hit a rim below (the
+white bowl drops ~3.5 cm into an akita bowl and settles inside it).
+
+Geometry measured from the model (origins at the bowl's bottom, z above it):
+- akita bowls (black, red): rim at z 0.052, wall radius 0.051-0.054 at the rim,
+  0.041-0.045 at z 0.015 (slanted); 5.6 g.
+- white bowl: rim at z 0.035, wall radius 0.039-0.041 at the rim, 0.031-0.034
+  at z 0.010; 2.1 g.
+- resting heights of a bowl's origin over the one it sits in: akita in akita
+  0.018-0.019, white in akita 0.006-0.007, akita in white 0.024-0.025.
+  All six stacks satisfy LIBERO's ``on`` (origins within 3 cm, in contact) once
+  settled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.experts.control import CLOSE, DOWN, OPEN, rot_axis
+from memobench.experts.expert import Memory, Plan
+from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.scene import Scene
+from memobench.experts.skills import TABLE_Z, Chain, Grip, MoveTo, Rise, Skill
+
+BOWLS = ("akita_black_bowl_1", "red_akita_black_bowl_1", "white_bowl_1")
+WHITE = "white_bowl_1"
+
+# The upper wall: a ring of thin boxes leaning outward. Per kind: radius and height of the
+# box centre over the bowl's origin, half its slant length, and the sine of its lean.
+WALL = {"akita": (0.0471, 0.0337, 0.01875, 0.253), "white": (0.0357, 0.0226, 0.01266, 0.284)}
+RIM = {"akita": 0.052, "white": 0.035}  # rim height over the bowl's origin
+# The hand is tilted to the wall's lean so the finger pads lie flat on it (held on an edge,
+# a bowl pivots out of the fingers within ~50 steps). The grip site sits on the wall's mid
+# surface this far below the rim (along the wall): the pads (-0.005..+0.012 along the
+# approach axis around the site) then cover the top ~1.5 cm of the wall.
+GRIP_BELOW_RIM = 0.010
+FINGER_BOTTOM = 0.011  # the finger bodies reach this far past the grip site along the approach axis
+# Resting height of a bowl's origin over the origin of the bowl it sits in (measured).
+NEST = {("akita", "akita"): 0.018, ("white", "akita"): 0.007, ("akita", "white"): 0.024,
+        ("white", "white"): 0.024}
+RELEASE_MARGIN = 0.006  # let go at least this much above the resting height
+RIM_CLEARANCE = 0.004  # ... and with the outer finger this much above the lower bowl's rim
+CARRY_MARGIN = 0.10  # held bowl's origin this much above the target's while carrying over it
+LIFT_Z = TABLE_Z + 0.20  # hand height after grasping (held akita bowl's bottom ~16 cm above the table)
+
+
+def kind(bowl: str) -> str:
+    return "white" if bowl == WHITE else "akita"
+
+
+class _Guarded(MoveTo):
+    """MoveTo that gives up as soon as ``bowl`` is no longer in the hand."""
+
+    def __init__(self, bowl: str, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.bowl = bowl
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if not scene.grasped(self.bowl):
+            return self.finish(False)
+        return super().step(scene)
+
+
+class _CheckGrasp(Skill):
+    """Succeeds (at once, no action) when ``bowl`` is held, fails otherwise."""
+
+    def __init__(self, bowl: str):
+        super().__init__()
+        self.bowl, self.name = bowl, f"check {bowl}"
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        return self.finish(scene.grasped(self.bowl))
+
+
+def grasp_side(scene: Scene, bowl: str) -> float:
+    """+1 or -1: grasp the wall facing away from the row's centre (outer finger away from neighbours)."""
+    y = scene.pos(bowl)[1]
+    others = [scene.pos(b)[1] for b in BOWLS if b != bowl]
+    return 1.0 if y >= np.mean(others) else -1.0
+
+
+def _wall(bowl: str, side: float) -> tuple[np.ndarray, np.ndarray]:
+    """(grip site over the bowl's origin, wall's up direction) for the wall on ``side`` (+-y)."""
+    r, z, half, sin = WALL[kind(bowl)]
+    up = np.array([0.0, side * sin, np.sqrt(1.0 - sin**2)])
+    top = np.array([0.0, side * r, z]) + half * up
+    return top - GRIP_BELOW_RIM * up, up
+
+
+def grasp_rot(bowl: str, side: float) -> np.ndarray:
+    """Hand orientation with the approach axis along the wall, pointing down (fingers close across it)."""
+    sin = WALL[kind(bowl)][3]
+    return rot_axis(np.array([1.0, 0.0, 0.0]), -side * np.arcsin(sin)) @ DOWN
+
+
+def finger_reach(bowl: str) -> float:
+    """Height of the fingers' lowest point over the origin of a bowl held by its rim."""
+    site, up = _wall(bowl, 1.0)
+    return float(site[2] - FINGER_BOTTOM * up[2])
+
+
+def pick_bowl(scene: Scene, bowl: str) -> Chain:
+    """Grasp ``bowl`` by its rim (fingers either side of the wall) and lift it."""
+    side = grasp_side(scene, bowl)
+    site, up = _wall(bowl, side)
+    rot = grasp_rot(bowl, side)
+
+    def at(back: float):
+        def target(s: Scene) -> np.ndarray:
+            return s.pos(bowl) + site + back * up
+        return target
+
+    return Chain([
+        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
+        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
+        Grip(CLOSE, rot=rot, name="close"),
+        Rise(LIFT_Z, rot, CLOSE, name="lift"),
+        _CheckGrasp(bowl),
+    ], name=f"pick {bowl}")
+
+
+def release_height(scene: Scene, held: str, target: str) -> float:
+    """World z of the held bowl's origin when letting go over ``target``.
+
+    Just above where it will rest, and high enough that the outer finger clears the
+    rims of the target and of any bowl it sits in.
+    """
+    z = scene.pos(target)[2] + NEST[(kind(held), kind(target))] + RELEASE_MARGIN
+    txy = scene.pos(target)[:2]
+    for other in BOWLS:
+        p = scene.pos(other)
+        if other != held and np.linalg.norm(p[:2] - txy) < 0.03:
+            z = max(z, p[2] + RIM[kind(other)] + RIM_CLEARANCE - finger_reach(held))
+    return float(z)
+
+
+def place_bowl(scene: Scene, held: str, target: str) -> Chain:
+    """Carry the held bowl over ``target``, lower it until just above where it rests in it, let go."""
+    side = 1.0 if scene.eef_pos()[1] >= scene.pos(held)[1] else -1.0
+    rot = grasp_rot(held, side)
+
+    def hand_for(extra: float):
+        def goal(s: Scene) -> np.ndarray:  # the hand where the held bowl's origin is at the goal
+            xy = s.pos(target)[:2]
+            held_goal = np.array([xy[0], xy[1], release_height(s, held, target) + extra])
+            return held_goal + (s.eef_pos() - s.pos(held))
+        return goal
+
+    return Chain([
+        _Guarded(held, hand_for(CARRY_MARGIN), rot, CLOSE, tol=0.012, name="carry"),
+        _Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+        _Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+        Grip(OPEN, rot=rot, name="release"),
+        Rise(LIFT_Z, rot, OPEN, name="retreat"),
+    ], name=f"place {held} in {target}")
+
+
+class StackInOrderPlan(Plan):
+    task_id = "P04-stack-in-order"
+
+    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
+        order = pointed_objects(cue_states, BOWLS, scene)
+        if len(order) == 3:
+            memory["order"] = list(order)
+
+    @staticmethod
+    def _stacked(scene: Scene, held: str | None) -> list[tuple[str, str]]:
+        """(upper, lower) pairs of bowls resting one in the other (neither in the hand)."""
+        return [(a, b) for a in BOWLS for b in BOWLS
+                if a != b and a != held and b != held and scene.check("on", a, b)]
+
+    def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
+        held_now = [b for b in BOWLS if scene.grasped(b)]
+        held = held_now[0] if held_now else None
+        stacks = self._stacked(scene, held)
+        order = memory.get("order")
+        if order is not None:
+            bottom, middle, top = order
+            if (top, middle) in stacks and (middle, bottom) in stacks:
+                return None
+            if (middle, bottom) in stacks:
+                if held == top:
+                    return place_bowl(scene, top, middle)
+                if held is not None:  # a wrong bowl in the hand (never seen): put it back down on top
+                    return place_bowl(scene, held, top)
+                return pick_bowl(scene, top)
+            if held == middle:
+                return place_bowl(scene, middle, bottom)
+            if held is not None:
+                return place_bowl(scene, held, middle)
+            return pick_bowl(scene, middle)
+
+        # No memory: the scene tells only what is already stacked.
+        uppers = {a for a, _ in stacks}
+        lowers = {b for _, b in stacks}
+        if len(stacks) >= 2:
+            return None  # three bowls stacked: as far as the scene tells, done
+        if stacks:
+            upper = next(iter(uppers))
+            rest = [b for b in BOWLS if b not in uppers | lowers]
+            if held is not None:
+                return place_bowl(scene, held, upper)
+            return pick_bowl(scene, rest[0])
+        if held is not None:
+            return place_bowl(scene, held, self.choose([b for b in BOWLS if b != held], rng))
+        return pick_bowl(scene, self.choose(BOWLS, rng))
