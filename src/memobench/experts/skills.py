@@ -180,17 +180,28 @@ def pick(name: str, grasp_height: float, *, approach: float = 0.12, lift: float 
 
 
 def place_at(target: Target, *, carry_height: float = 0.15, release_height: float = 0.0,
-             rot: RotTarget = DOWN, retreat_z: float = TABLE_Z + 0.2) -> Chain:
-    """Carry the held object so the hand is over ``target``, lower to it, release, rise to ``retreat_z``."""
+             rot: RotTarget = DOWN, retreat_z: float = TABLE_Z + 0.2, held: str | None = None) -> Chain:
+    """Carry the held object so the hand is over ``target``, lower to it, release, rise to ``retreat_z``.
+
+    With ``held`` (the object's name), the open hand first centres itself over
+    the object: an object left leaning on one finger pad is otherwise dragged
+    up with it (seen with the milk cartons).
+    """
     def over(scene: Scene) -> np.ndarray:
         return _resolve(target, scene) + np.array([0.0, 0.0, carry_height])
 
     def down(scene: Scene) -> np.ndarray:
         return _resolve(target, scene) + np.array([0.0, 0.0, release_height])
 
-    return Chain([
+    def centred(scene: Scene) -> np.ndarray:
+        return np.array([*scene.pos(held)[:2], scene.eef_pos()[2]])
+
+    parts: list[Skill] = [
         MoveTo(over, rot, CLOSE, tol=0.012, name="carry"),
         MoveTo(down, rot, CLOSE, tol=0.008, max_speed=0.5, name="lower"),
         Grip(OPEN, rot=rot, name="release"),
-        Rise(retreat_z, rot, OPEN, name="retreat"),
-    ], name="place")
+    ]
+    if held is not None:
+        parts.append(MoveTo(centred, rot, OPEN, tol=0.003, max_steps=20, max_speed=0.3, name="centre"))
+    parts.append(Rise(retreat_z, rot, OPEN, name="retreat"))
+    return Chain(parts, name="place", tolerant=True)
