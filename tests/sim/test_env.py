@@ -93,3 +93,22 @@ def test_rendered_frames_are_upright_and_cue_frames_are_kept(suite):
         np.testing.assert_array_equal(frame, env.render("agentview", 128))
     finally:
         env.close()
+
+
+def test_a_snapshot_restored_into_another_env_of_the_scene_continues_identically(suite):
+    """The experts' forward model: same future, fixture placement included."""
+    task = suite.get("T03-check-all-drawers")
+    source, mirror = SimEnv(task.bddl({})), SimEnv(task.bddl({}))
+    try:
+        source.reset(11)
+        mirror.reset(12)
+        # A layout that moved the cabinet (a joint-less fixture: its pose lives in the model).
+        cabinet = source.sim.model.body_name2id("wooden_cabinet_1_main")
+        source.sim.model._model.body_pos[cabinet] += [0.02, -0.01, 0.0]
+        source.step(ACTIONS[0])
+        mirror.restore(source.snapshot())
+        np.testing.assert_array_equal(mirror.sim.model.body_pos, source.sim.model.body_pos)
+        np.testing.assert_array_equal(trajectory(mirror, ACTIONS), trajectory(source, ACTIONS))
+    finally:
+        source.close()
+        mirror.close()

@@ -77,6 +77,10 @@ class Snapshot:
     """Everything that determines the future of the simulation (physics + controller state)."""
 
     data: object  # a full mujoco.MjData copy
+    # Where the layout put the fixtures: LIBERO places joint-less bodies (cabinets,
+    # stoves) by writing the *model's* body poses, which mjData does not hold.
+    body_pos: np.ndarray | None = None
+    body_quat: np.ndarray | None = None
     controller: dict = field(default_factory=dict)
     gripper_action: np.ndarray | None = None
     timestep: int = 0
@@ -183,6 +187,8 @@ class SimEnv:
         ctrl = {k: _copy(v) for k, v in vars(robot.controller).items() if isinstance(v, _PLAIN)}
         return Snapshot(
             data=data,
+            body_pos=m.body_pos.copy(),
+            body_quat=m.body_quat.copy(),
             controller=ctrl,
             gripper_action=_copy(getattr(robot.gripper, "current_action", None)),
             timestep=self.libero.timestep,
@@ -190,10 +196,17 @@ class SimEnv:
         )
 
     def restore(self, snap: Snapshot) -> None:
-        """Put physics, controller and gripper state back exactly as in ``snap``."""
+        """Put physics, fixture placement, controller and gripper state back exactly as in ``snap``.
+
+        ``snap`` may come from another env built from the same scene (the experts'
+        forward model mirrors the evaluation env this way).
+        """
         import mujoco
 
         m, d = self.sim.model._model, self.sim.data._data
+        if snap.body_pos is not None:
+            m.body_pos[:] = snap.body_pos
+            m.body_quat[:] = snap.body_quat
         mujoco.mj_copyData(d, m, snap.data)
         robot = self.libero.robots[0]
         for k, v in snap.controller.items():
