@@ -39,6 +39,13 @@ def test_rule(expert, memoryless, chance, passed):
     assert cert.verdict.startswith("pass" if passed else "fail:")
 
 
+def test_p_above_chance_is_the_binomial_tail():
+    cert = Certificate("O", "object", 0.5, Rate(20, 20), Rate(13, 20))
+    assert cert.p_above_chance == pytest.approx(0.131588, abs=1e-6)  # sum C(20,i) / 2**20, i >= 13
+    assert Certificate("T", "temporal", 0.0, Rate(1, 1), Rate(0, 20)).p_above_chance == 1.0
+    assert Certificate("T", "temporal", 0.0, Rate(1, 1), Rate(1, 20)).p_above_chance == 0.0
+
+
 def test_failing_verdict_names_both_reasons():
     cert = Certificate("T", "temporal", 0.25, Rate(10, 20), Rate(10, 20))
     assert "expert SR 50% < 95%" in cert.verdict

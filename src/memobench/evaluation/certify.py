@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,17 @@ class Certificate:
         return out
 
     @property
+    def p_above_chance(self) -> float | None:
+        """One-sided binomial p-value of the memoryless successes if its true rate were ``chance``.
+
+        Not part of the verdict (the rule above is): it says whether a failing
+        memoryless rate is evidence of a leak or plausibly luck at this many episodes.
+        """
+        if not self.memoryless.defined:
+            return None
+        return binomial_tail(self.memoryless.k, self.memoryless.n, self.chance)
+
+    @property
     def passed(self) -> bool:
         return not self.problems
 
@@ -62,8 +74,13 @@ class Certificate:
         return {
             "task_id": self.task_id, "memory_type": self.memory_type, "chance": self.chance,
             "expert_sr": self.expert.to_dict(), "memoryless_sr": self.memoryless.to_dict(),
-            "passed": self.passed, "verdict": self.verdict,
+            "memoryless_p_above_chance": self.p_above_chance, "passed": self.passed, "verdict": self.verdict,
         }
+
+
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p)."""
+    return float(sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))
 
 
 def _pct(rate: Rate) -> str:
@@ -93,10 +110,12 @@ def write_certificates(certs: list[Certificate], out_root: Path, meta: dict[str,
     (out_root / "certification.json").write_text(json.dumps(doc, indent=2) + "\n")
     with open(out_root / "certification.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["task_id", "memory_type", "episodes", "expert_sr", "memoryless_sr", "chance", "verdict"])
+        writer.writerow(["task_id", "memory_type", "episodes", "expert_sr", "memoryless_sr", "chance",
+                         "memoryless_p_above_chance", "verdict"])
         for c in certs:
+            p = "" if c.p_above_chance is None else f"{c.p_above_chance:.4f}"
             writer.writerow([c.task_id, c.memory_type, c.expert.n, f"{c.expert.value:.4f}",
-                             f"{c.memoryless.value:.4f}", f"{c.chance:.4f}", c.verdict])
+                             f"{c.memoryless.value:.4f}", f"{c.chance:.4f}", p, c.verdict])
 
 
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
