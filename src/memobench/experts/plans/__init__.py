@@ -10,6 +10,8 @@ from memobench.experts.expert import Plan
 # task id -> "module:class" (imported on demand)
 PLANS: dict[str, str] = {
     "O01-cued-milk": "o01:CuedMilkPlan",
+    "T03-check-all-drawers": "t03:CheckAllDrawersPlan",
+    "S01-hide-and-retrieve-butter": "s01:HideAndRetrieveButterPlan",
     "T09-pour-twice-bowl": "t09:PourTwicePlan",
     "P04-stack-in-order": "p04:StackInOrderPlan",
 }
