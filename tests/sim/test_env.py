@@ -91,6 +91,14 @@ def test_rendered_frames_are_upright_and_cue_frames_are_kept(suite):
         other = SimEnv(task.bddl(plan.binding), render=True)
         other.close()
         np.testing.assert_array_equal(frame, env.render("agentview", 128))
+        # ... nor tearing down an older one while a newer env's context is current (the
+        # env cache evicting the oldest env used to wipe the newest env's GL textures).
+        newer = SimEnv(task.bddl(plan.binding), render=True)
+        newer.reset(plan.layout_seed)
+        before = newer.render("agentview", 128)
+        env.close()
+        np.testing.assert_array_equal(before, newer.render("agentview", 128))
+        newer.close()
     finally:
         env.close()
 

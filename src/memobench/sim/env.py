@@ -228,6 +228,10 @@ class SimEnv:
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
+            if self.renders:
+                # MuJoCo frees this env's GL objects (by id) in whatever context is current;
+                # if that is another env's, it frees *that* env's textures and buffers.
+                self.sim._render_context_offscreen.gl_ctx.make_current()
             self._env.close()
 
 
