@@ -47,11 +47,14 @@ def certify_command(
     for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "p(luck)", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
-        verdict = "[green]pass" if c.passed else f"[red]{c.verdict}"
+        verdict = "[green]pass" if c.passed else "[red]FAIL"
         luck = "-" if c.p_above_chance is None else f"{c.p_above_chance:.2f}"
         table.add_row(c.task_id, c.memory_type, f"{c.expert.value:.0%}", f"{c.memoryless.value:.0%}",
                       f"{c.chance:.1%}", luck, verdict)
     console.print(table)
+    for c in certs:
+        if not c.passed:
+            console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
     console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, memoryless <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
                   "p(luck): chance of the memoryless successes or more if its true rate were the chance level. "
                   f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {time.perf_counter() - start:.0f} s. "
