@@ -61,7 +61,10 @@ class ExpertPolicy:
             self._cue.append(np.asarray(obs["observation/state"], dtype=float))
 
     def _model(self, task) -> ForwardModel:
+        # One model at a time: an env holds ~0.8 GB, and the harness runs a task's
+        # episodes together, so a suite of 30 tasks must not keep 30 models.
         if task.id not in self._models:
+            self.close()
             self._models[task.id] = ForwardModel(task)
         return self._models[task.id]
 
