@@ -77,6 +77,7 @@ def pull_axis(scene: Scene, level: str, cabinet: str = CABINET) -> np.ndarray:
     return -np.array(sim.data.xaxis[jid], dtype=float)
 
 
+UP = np.array([0.0, 0.0, 1.0])
 PITCH = np.radians(30.0)  # hand tilt below horizontal while working a handle
 
 
@@ -102,7 +103,13 @@ def drawer_centre(scene: Scene, level: str, cabinet: str = CABINET) -> np.ndarra
 
 
 class _DrawerSkill(Skill):
-    """Common state for the handle skills: a phase machine with per-phase step counters."""
+    """Common state for the handle skills: a phase machine with per-phase step counters.
+
+    Subclasses set ``FRONT`` and ``ABOVE`` (the approach pose relative to the handle).
+    """
+
+    FRONT = 0.06
+    ABOVE = 0.05
 
     def __init__(self, level: str, cabinet: str = CABINET):
         super().__init__()
@@ -117,6 +124,7 @@ class _DrawerSkill(Skill):
     def step(self, scene: Scene) -> np.ndarray | None:
         for _ in range(6):  # a few phase changes within one control step
             phase = self.phase
+            self.phase_steps += 1
             action = self.phase_step(scene)
             if action is not None or self.finished:
                 return action
@@ -126,6 +134,16 @@ class _DrawerSkill(Skill):
 
     def phase_step(self, scene: Scene) -> np.ndarray | None:
         raise NotImplementedError
+
+    def _approach(self, scene: Scene, then: str) -> np.ndarray | None:
+        """Phase "pre": line up ``FRONT`` in front of and ``ABOVE`` the handle in the working
+        orientation; on arrival (or after 120 steps) switch to phase ``then`` and return None."""
+        target = self._handle(scene) + pull_axis(scene, self.level, self.cabinet) * self.FRONT + UP * self.ABOVE
+        aligned = np.linalg.norm(rotation_error(scene.eef_rot(), hand_rot(scene, self.level, self.cabinet))) < 0.08
+        if (np.linalg.norm(target - scene.eef_pos()) < 0.015 and aligned) or self.phase_steps > 120:
+            self._goto(then)
+            return None
+        return self._servo(scene, target, CLOSE)
 
     def _handle(self, scene: Scene) -> np.ndarray:
         return handle_pos(scene, self.level, self.cabinet)
@@ -164,20 +182,13 @@ class OpenDrawer(_DrawerSkill):
         self.tries = 0
 
     def phase_step(self, scene: Scene) -> np.ndarray | None:
-        self.phase_steps += 1
         axis = pull_axis(scene, self.level, self.cabinet)
-        up = np.array([0.0, 0.0, 1.0])
         handle = self._handle(scene)
         pos, q = scene.eef_pos(), self._q(scene)
-        rot_ok = np.linalg.norm(rotation_error(scene.eef_rot(), hand_rot(scene, self.level, self.cabinet))) < 0.08
-        if self.phase == "pre":
-            target = handle + axis * self.FRONT + up * self.ABOVE
-            if (np.linalg.norm(target - pos) < 0.015 and rot_ok) or self.phase_steps > 120:
-                self._goto("over")
-            else:
-                return self._servo(scene, target, CLOSE)
+        if self.phase == "pre" and (action := self._approach(scene, "over")) is not None:
+            return action
         if self.phase == "over":
-            target = handle + axis * self.OVER + up * self.ABOVE
+            target = handle + axis * self.OVER + UP * self.ABOVE
             err = target - pos
             # line up precisely over the bar: pressing on its front edge slips off
             if (np.linalg.norm(err[:2]) < 0.003 and abs(err[2]) < 0.01) or self.phase_steps > 60:
@@ -204,14 +215,14 @@ class OpenDrawer(_DrawerSkill):
                 action[2] = -1.0  # press down hard: friction on the bar does the pulling
                 return action
         if self.phase == "retry":
-            target = handle + axis * self.FRONT + up * self.ABOVE
+            target = handle + axis * self.FRONT + UP * self.ABOVE
             if np.linalg.norm(target - pos) < 0.015 or self.phase_steps > 60:
                 self._goto("over")
             else:
                 return self._servo(scene, target, CLOSE)
         if self.phase == "lift":
             if self.anchor is None:
-                self.anchor = pos + up * self.LIFT + axis * 0.02
+                self.anchor = pos + UP * self.LIFT + axis * 0.02
             if np.linalg.norm(self.anchor - pos) < 0.015 or self.phase_steps > 40:
                 return self.finish(self._q(scene) < OPEN_BELOW)
             return self._servo(scene, self.anchor, CLOSE)
@@ -235,18 +246,11 @@ class CloseDrawer(_DrawerSkill):
         self.speed = speed
 
     def phase_step(self, scene: Scene) -> np.ndarray | None:
-        self.phase_steps += 1
         axis = pull_axis(scene, self.level, self.cabinet)
-        up = np.array([0.0, 0.0, 1.0])
         handle = self._handle(scene)
         pos, q = scene.eef_pos(), self._q(scene)
-        rot_ok = np.linalg.norm(rotation_error(scene.eef_rot(), hand_rot(scene, self.level, self.cabinet))) < 0.08
-        if self.phase == "pre":
-            target = handle + axis * self.FRONT + up * self.ABOVE
-            if (np.linalg.norm(target - pos) < 0.015 and rot_ok) or self.phase_steps > 120:
-                self._goto("align")
-            else:
-                return self._servo(scene, target, CLOSE)
+        if self.phase == "pre" and (action := self._approach(scene, "align")) is not None:
+            return action
         if self.phase == "align":
             target = handle + axis * self.FRONT
             if np.linalg.norm(target - pos) < 0.01 or self.phase_steps > 40:
