@@ -55,12 +55,15 @@ def pose_action(
     *,
     gain: float = 2.0,
     max_speed: float = 1.0,
+    rot_gain: float = 1.0,
 ) -> np.ndarray:
-    """A 7-D action servoing the hand toward a pose; ``target_rot=None`` holds no orientation."""
+    """A 7-D action servoing the hand toward a pose; ``target_rot=None`` holds no orientation.
+
+    ``rot_gain`` > 1 turns faster (pours)."""
     move = np.clip(gain * (np.asarray(target_pos) - pos) / POS_SCALE, -max_speed, max_speed)
     turn = np.zeros(3)
     if target_rot is not None:
-        turn = np.clip(rotation_error(rot, target_rot) / ROT_SCALE, -1.0, 1.0)
+        turn = np.clip(rot_gain * rotation_error(rot, target_rot) / ROT_SCALE, -1.0, 1.0)
     return np.concatenate([move, turn, [grip]])
 
 

@@ -28,10 +28,8 @@ from memobench.experts.control import (
     CLOSE,
     DOWN,
     OPEN,
-    POS_SCALE,
-    ROT_SCALE,
+    pose_action,
     rot_axis,
-    rotation_error,
 )
 from memobench.experts.scene import Scene
 from memobench.experts.skills import TABLE_Z, Chain, Grip, MoveTo, Rise, Skill
@@ -63,11 +61,9 @@ def hand_rot(angle: float) -> np.ndarray:
 
 def servo(scene: Scene, target_pos: np.ndarray, target_rot: np.ndarray, grip: float, *,
           rot_gain: float = 1.0, max_speed: float = 1.0) -> np.ndarray:
-    """Pose servo like :func:`control.pose_action`, with a rotation gain (faster turns)."""
-    pos = scene.eef_pos()
-    move = np.clip(2.0 * (target_pos - pos) / POS_SCALE, -max_speed, max_speed)
-    turn = np.clip(rot_gain * rotation_error(scene.eef_rot(), target_rot) / ROT_SCALE, -1.0, 1.0)
-    return np.concatenate([move, turn, [grip]])
+    """:func:`control.pose_action` from the scene's current hand pose."""
+    return pose_action(scene.eef_pos(), scene.eef_rot(), target_pos, target_rot, grip,
+                       max_speed=max_speed, rot_gain=rot_gain)
 
 
 def pour_spot(target: str, offset: np.ndarray = POUR_OFFSET) -> Callable[[Scene], np.ndarray]:
