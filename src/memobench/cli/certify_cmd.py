@@ -26,7 +26,7 @@ def certify_command(
     from memobench.evaluation.certify import EXPERT_MIN_SR, MEMORYLESS_MARGIN, run_certification
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
-    from memobench.experts.plans import PLANS
+    from memobench.experts.plans import plans
     from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
@@ -34,7 +34,7 @@ def certify_command(
         selected = Suite.load().select(tasks)
     except UnknownTaskError as e:
         raise _fail(str(e)) from None
-    missing = [t.id for t in selected if t.id not in PLANS]
+    missing = [t.id for t in selected if t.id not in plans()]
     if missing:
         raise _fail(f"no expert plan yet for: {', '.join(missing)}")
     start = time.perf_counter()
