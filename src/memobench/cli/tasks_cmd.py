@@ -1,7 +1,8 @@
-"""``memobench tasks``: list, show, stats, validate.
+"""``memobench tasks``: list, show, stats, validate, catalogue.
 
 Everything here reads task files only; no simulator module is imported, so
-these commands run on any machine. Errors the user can cause (an unknown id,
+these commands run on any machine (``catalogue`` imports the simulator only
+to render its stills). Errors the user can cause (an unknown id,
 a broken task file) print one message and exit non-zero, never a traceback:
 exit code 2 for a bad command-line value, 1 for broken task files.
 """
@@ -280,6 +281,30 @@ def _stats_cells(group: GroupStats) -> list[str]:
         *(str(counts[key]) for key in COUNT_KEYS),
         format_domain_sizes(group.binding_domain_sizes),
     ]
+
+
+# --------------------------------------------------------------- catalogue
+
+
+@app.command("catalogue")
+def catalogue_command(
+    out: Annotated[Path, typer.Option(help="The markdown file to write.")] = Path("docs/tasks.md"),
+    tasks: SelectorOption = None,
+    images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL).")] = True,
+) -> None:
+    """Write the task catalogue: per task its instruction, bindings, chance, checkpoints and stills."""
+    from memobench.catalogue import catalogue_markdown, render_stills
+
+    selected = _select(tasks)
+    image_dir = out.parent / out.stem  # docs/tasks.md -> docs/tasks/
+    if images:
+        console = _console()
+        for task in selected:
+            paths = render_stills(task, image_dir)
+            console.print(f"{task.id}: " + ", ".join(str(p) for p in paths.values()))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(catalogue_markdown(selected, out.stem if images else None) + "\n")
+    typer.echo(f"wrote {out}")
 
 
 # --------------------------------------------------------------- validate
