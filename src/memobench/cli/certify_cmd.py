@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 from pathlib import Path
 from typing import Annotated
@@ -20,10 +21,17 @@ def certify_command(
     replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
     out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
     = Path("runs/certify"),
+    markdown: Annotated[Path | None, typer.Option(help="Also write the Markdown table here (e.g. docs/certification.md).")]
+    = None,
 ) -> None:
     """Run the expert and the memoryless expert on the same seeds; a task passes if the expert
     succeeds >= 95% and the memoryless expert <= chance + 10 points. Exits 1 if any task fails."""
-    from memobench.evaluation.certify import EXPERT_MIN_SR, MEMORYLESS_MARGIN, run_certification
+    from memobench.evaluation.certify import (
+        EXPERT_MIN_SR,
+        MEMORYLESS_MARGIN,
+        certification_markdown,
+        run_certification,
+    )
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.experts.plans import plans
@@ -43,6 +51,14 @@ def certify_command(
                                   out_root, console)
     except RunFolderError as e:
         raise _fail(str(e)) from None
+    wall_time = time.perf_counter() - start
+    command = f"memobench certify --tasks {tasks} --episodes {episodes} --seed {seed} --replan-steps {replan_steps}"
+    meta = {"command": command, "date": datetime.date.today().isoformat(), "wall_time_s": wall_time,
+            "episodes": episodes, "seed": seed, "replan_steps": replan_steps}
+    text = certification_markdown(certs, meta)
+    for path in filter(None, (out_root / "certification.md", markdown)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     table = Table(title=f"Certification ({episodes} episodes per task and expert, seeds {seed}..{seed + episodes - 1})")
     for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "p(luck)", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
@@ -57,7 +73,7 @@ def certify_command(
             console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
     console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, memoryless <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
                   "p(luck): chance of the memoryless successes or more if its true rate were the chance level. "
-                  f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {time.perf_counter() - start:.0f} s. "
-                  f"Results: [bold]{out_root}[/] (certification.json, certification.csv, expert/, expert-memoryless/)")
+                  f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {wall_time:.0f} s. "
+                  f"Results: [bold]{out_root}[/] (certification.md/.json/.csv, expert/, expert-memoryless/)")
     if not all(c.passed for c in certs):
         raise typer.Exit(code=1)
