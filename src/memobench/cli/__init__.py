@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memobench.cli import certify_cmd, eval_cmd, tasks_cmd
+from memobench.cli import certify_cmd, data_cmd, eval_cmd, tasks_cmd
 
 app = typer.Typer(
     name="memobench",
@@ -20,6 +20,8 @@ app = typer.Typer(
 app.add_typer(tasks_cmd.app, name="tasks")
 app.command("eval")(eval_cmd.eval_command)
 app.command("certify")(certify_cmd.certify_command)
+app.command("collect")(data_cmd.collect_command)
+app.add_typer(data_cmd.app, name="data")
 
 
 def main() -> None:  # pragma: no cover - console entry point

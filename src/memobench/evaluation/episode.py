@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from memobench.sim.render import resize_with_pad
 from memobench.sim.tracker import CheckpointTracker, CountingMonitor, TrackedCheckpoint
 from memobench.sim.world import WorldView
 from memobench.suite import Task
+
+if TYPE_CHECKING:
+    from memobench.data.recorder import DemoRecorder
 
 
 @dataclass
@@ -66,8 +69,9 @@ class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
     def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool):
+                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
+        self.recorder = recorder
         self.world = WorldView(env)
         self.capture_video = capture_video and env.renders
         self.policy_images = guard.needs_images and env.renders
@@ -108,6 +112,8 @@ class _Episode:
             self.env.step(NOOP_ACTION)
         self.world.set_reference()
         self.tracker.reset(self.world)
+        if self.recorder is not None:
+            self.recorder.begin(self.cue)
 
     def prompt(self) -> str:
         level = self.protocol.memory_oracle
@@ -159,7 +165,10 @@ class _Episode:
             if not queue:
                 queue = self.query(step)
             start = time.perf_counter()
-            self.env.step(queue.pop(0))
+            action = queue.pop(0)
+            if self.recorder is not None:
+                self.recorder.add(self.env, action)
+            self.env.step(action)
             self.steps = step + 1
             self.tracker.update(self.world, step)
             self.timings["sim"] += time.perf_counter() - start
@@ -196,10 +205,15 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
 
 
 def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                protocol: Protocol, *, capture_video: bool = False) -> EpisodeOutcome:
-    """Run one episode to its end and describe it; never raises for policy or simulator failures."""
+                protocol: Protocol, *, capture_video: bool = False,
+                recorder: DemoRecorder | None = None) -> EpisodeOutcome:
+    """Run one episode to its end and describe it; never raises for policy or simulator failures.
+
+    A ``recorder`` (demonstration collection) is given the cue and, before each
+    executed action, the state it acts on.
+    """
     start = time.perf_counter()
-    ep = _Episode(task, plan, env, guard, protocol, capture_video)
+    ep = _Episode(task, plan, env, guard, protocol, capture_video, recorder)
     status, end_reason, error = EpisodeStatus.OK, "horizon", None
     try:
         ep.reset()

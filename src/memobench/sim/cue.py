@@ -29,6 +29,7 @@ class CueRecording:
     frames: list[np.ndarray] = field(default_factory=list)
     wrist_frames: list[np.ndarray] = field(default_factory=list)
     states: list[np.ndarray] = field(default_factory=list)
+    physics: list[np.ndarray] = field(default_factory=list)  # full MuJoCo state at each frame (re-rendering)
     steps: int = 0
 
     def video(self) -> np.ndarray | None:
@@ -58,6 +59,7 @@ class _Recorder:
 
     def capture(self) -> None:
         self.rec.states.append(self.env.robot_state())
+        self.rec.physics.append(self.env.physics_state())
         if self.env.renders:
             self.rec.frames.append(self.env.render("agentview", self.size))
             self.rec.wrist_frames.append(self.env.render("wrist", self.size))

@@ -159,6 +159,16 @@ class SimEnv:
             [obs["robot0_eef_pos"], quat2axisangle(obs["robot0_eef_quat"]), obs["robot0_gripper_qpos"]]
         ).astype(np.float32)
 
+    def proprio(self) -> dict[str, np.ndarray]:
+        """The robot's proprioception at this step, in the LIBERO/robomimic observation names:
+        ``ee_pos`` (3), ``ee_ori`` (quaternion xyzw, 4), ``gripper_states`` (2), ``joint_states`` (7)."""
+        obs = self._last_obs
+        if obs is None:
+            raise RuntimeError("proprio() before reset()")
+        return {"ee_pos": np.array(obs["robot0_eef_pos"]), "ee_ori": np.array(obs["robot0_eef_quat"]),
+                "gripper_states": np.array(obs["robot0_gripper_qpos"]),
+                "joint_states": np.array(obs["robot0_joint_pos"])}
+
     def render(self, camera: str, size: int) -> np.ndarray:
         """An upright uint8 [size, size, 3] frame from ``camera`` ("agentview" or "wrist")."""
         if not self.renders:

@@ -1,0 +1,136 @@
+"""``memobench collect`` and ``memobench data ...``: expert demonstrations and their checks."""
+
+from __future__ import annotations
+
+import queue
+import time
+from concurrent.futures import ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from memobench.cli.eval_cmd import _fail
+
+app = typer.Typer(help="Check and convert demonstration datasets.", no_args_is_help=True)
+
+TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")]
+
+
+def _select(tasks: str):
+    from memobench.suite import Suite, UnknownTaskError
+
+    try:
+        return Suite.load().select(tasks)
+    except UnknownTaskError as e:
+        raise _fail(str(e)) from None
+
+
+def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int, updates) -> object:
+    """Worker entry point: collect one task, reporting (task, kept, attempts) on ``updates``."""
+    from memobench.data.collect import collect_task
+    from memobench.suite import Suite
+
+    task = Suite.load().get(task_id)
+    return collect_task(task, episodes, out, seed_base=seed_base,
+                        on_attempt=lambda kept, attempts: updates.put((task_id, kept, attempts)))
+
+
+def collect_command(
+    tasks: TasksOption = "pilot",
+    episodes: Annotated[int, typer.Option(min=1, help="Successful demos to keep per task.")] = 50,
+    seed_base: Annotated[int | None, typer.Option(help="Attempt a uses seed SEED_BASE + a (default 1,000,000: "
+                                                       "never an evaluation seed).")] = None,
+    out: Annotated[Path, typer.Option(help="Dataset folder: one <task_id>.hdf5 per task.")] = Path("data/demos"),
+    workers: Annotated[int, typer.Option(min=1, help="Processes, one task at a time each.")] = 1,
+) -> None:
+    """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
+    from memobench.data.collect import DEMO_SEED_BASE, MAX_ATTEMPTS_FACTOR
+
+    selected = _select(tasks)
+    base = DEMO_SEED_BASE if seed_base is None else seed_base
+    console = Console(stderr=True)
+    start = time.perf_counter()
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[attempts]} attempts"), TimeElapsedColumn(), TextColumn("ETA"),
+                        TimeRemainingColumn(), console=console)
+    bars = {t.id: progress.add_task(t.id, total=episodes, attempts=0) for t in selected}
+    results = []
+    with progress:
+        def update(task_id: str, kept: int, attempts: int) -> None:
+            progress.update(bars[task_id], completed=kept, attempts=attempts)
+
+        if workers == 1:
+            from memobench.data.collect import collect_task
+
+            for task in selected:
+                results.append(collect_task(task, episodes, out, seed_base=base,
+                                            on_attempt=lambda k, a, tid=task.id: update(tid, k, a)))
+        else:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")  # MuJoCo/EGL state must not be forked
+            with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
+                updates = manager.Queue()
+                futures = [pool.submit(_collect_one, t.id, episodes, out, base, updates) for t in selected]
+                while True:
+                    done, pending = wait(futures, timeout=0.5)
+                    while True:
+                        try:
+                            update(*updates.get_nowait())
+                        except queue.Empty:
+                            break
+                    if not pending:
+                        break
+                results = [f.result() for f in futures]
+    table = Table(title=f"Demonstrations in {out} (seeds {base}+)")
+    for column in ("task", "kept", "attempts", "expert SR", "steps", "file"):
+        table.add_column(column)
+    for r in results:
+        table.add_row(r.task_id, str(r.kept), str(r.attempts), f"{r.success_rate:.0%}", str(r.steps), r.path.name)
+    Console().print(table)
+    short = [r.task_id for r in results if r.kept < episodes]
+    Console().print(f"Wall time {time.perf_counter() - start:.0f} s.")
+    if short:
+        raise _fail(f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: "
+                    + ", ".join(short))
+
+
+@app.command("validate")
+def validate_command(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder written by `memobench collect`.")],
+    tasks: Annotated[str | None, typer.Option(help="Tasks that must be present (ids, families, tags).")] = None,
+    episodes: Annotated[int | None, typer.Option(help="Demos each task must have at least.")] = None,
+    replay: Annotated[bool, typer.Option(help="Replay every demo in the simulator (the real check).")] = True,
+) -> None:
+    """Check shapes, dtypes, action bounds and key frames, and replay every demo's actions."""
+    from memobench.data.validate import KEY_FRAME_TOLERANCE, validate_dir
+
+    if not folder.is_dir():
+        raise _fail(f"{folder} is not a folder")
+    required = [t.id for t in _select(tasks)] if tasks else None
+    console = Console()
+    checks = validate_dir(folder, tasks=required, episodes=episodes, replay=replay,
+                          on_demo=lambda c: console.print(
+                              f"{c.task_id} demo {c.demo}: " + ("ok" if not c.problems else "; ".join(c.problems))
+                              + ("" if c.state_drift is None else f" (state drift {c.state_drift:.1e})"),
+                              highlight=False))
+    bad = [c for c in checks if c.problems]
+    demos = [c for c in checks if c.demo >= 0]
+    for c in bad:
+        if c.demo < 0:
+            console.print(f"[red]{c.task_id}[/]: " + "; ".join(c.problems), highlight=False)
+    console.print(f"{len(demos)} demos in {len({c.task_id for c in demos})} task files checked; "
+                  f"{len(bad)} problem(s). Key frames must match the replay within {KEY_FRAME_TOLERANCE} steps.")
+    if bad or not demos:
+        raise typer.Exit(code=1)

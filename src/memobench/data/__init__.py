@@ -1,0 +1,1 @@
+"""Demonstrations: record expert episodes, store them as HDF5 (LIBERO/robomimic layout), check them."""

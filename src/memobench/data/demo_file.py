@@ -1,0 +1,129 @@
+"""One HDF5 file per task, in the LIBERO/robomimic layout, plus MEMOBench's memory annotation.
+
+::
+
+    data/                       attrs: task_id, family, instruction, env_args (JSON), total,
+                                       seed_base, attempts, successes, spec_hash, memobench_version
+    data/demo_<i>/              attrs: num_samples, seed, attempt, variant, binding (JSON), layout_seed,
+                                       bddl, checkpoints (JSON), policy_start
+        actions                 [T, 7]  float64, OSC_POSE delta actions as executed
+        states                  [T, S]  float64, MuJoCo integration state before each action
+        robot_states            [T, 8]  float32, eef position, axis-angle, gripper joints
+        obs/ee_pos, obs/ee_ori, obs/gripper_states, obs/joint_states   [T, k] float64
+        obs/agentview_rgb, obs/eye_in_hand_rgb                         [T, H, W, 3] uint8 (after render)
+        cue/states, cue/robot_states                                   the cue video's states (C frames)
+        cue/agentview_rgb, cue/eye_in_hand_rgb                         [C, H, W, 3] uint8 (after render)
+
+``checkpoints`` holds, per checkpoint: ``index``, ``id``, ``op``, ``optional``,
+the three ``text`` levels and ``key_frame``: the index ``t`` of the action
+that completed it (its effect shows from ``states[t + 1]``), or null.
+``policy_start`` is the number of cue frames: in a video made of the cue
+followed by the demo, the policy's part begins there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memobench.suite import Task
+
+ENV_NAME = "MEMOBench-LIBERO"
+
+
+@dataclass
+class Demo:
+    """One recorded demonstration: its arrays and attributes (see the module docstring)."""
+
+    arrays: dict[str, np.ndarray]
+    attrs: dict[str, Any]
+
+    @property
+    def length(self) -> int:
+        return int(self.arrays["actions"].shape[0])
+
+
+def checkpoint_annotation(task: Task, key_frames: list[int | None]) -> list[dict[str, Any]]:
+    """The memory annotation of one demo: the task's checkpoints with their key frames."""
+    return [
+        {"index": i, "id": cp.id, "op": cp.op.value, "optional": cp.optional, "key_frame": frame,
+         "text": {"coarse": cp.text.coarse, "intermediate": cp.text.intermediate, "fine": cp.text.fine}}
+        for i, (cp, frame) in enumerate(zip(task.spec.checkpoints, key_frames, strict=True))
+    ]
+
+
+def file_attrs(task: Task, seed_base: int, attempts: int, demos: list[Demo]) -> dict[str, Any]:
+    import memobench
+
+    env_args = {"env_name": ENV_NAME, "type": "libero", "env_kwargs": {
+        "controller": "OSC_POSE", "control_freq": 20, "camera_names": ["agentview", "robot0_eye_in_hand"]}}
+    return {
+        "task_id": task.id, "family": task.spec.family.value, "instruction": task.spec.instruction,
+        "env_args": json.dumps(env_args), "total": sum(d.length for d in demos), "seed_base": seed_base,
+        "attempts": attempts, "successes": len(demos), "spec_hash": task.spec_hash,
+        "memobench_version": getattr(memobench, "__version__", "unknown"),
+    }
+
+
+def _attr(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value
+
+
+def write_task_file(path: Path, attrs: dict[str, Any], demos: list[Demo]) -> None:
+    """Write the task's file atomically (a killed write leaves the old file or none)."""
+    import h5py
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".hdf5.partial")
+    with h5py.File(partial, "w") as f:
+        data = f.create_group("data")
+        for key, value in attrs.items():
+            data.attrs[key] = _attr(value)
+        for i, demo in enumerate(demos):
+            group = data.create_group(f"demo_{i}")
+            for key, value in demo.attrs.items():
+                group.attrs[key] = _attr(value)
+            group.attrs["num_samples"] = demo.length
+            for key, array in demo.arrays.items():
+                images = array.dtype == np.uint8 and array.ndim == 4
+                group.create_dataset(key, data=array, compression="gzip" if images else None,
+                                     chunks=(1, *array.shape[1:]) if images and len(array) else None)
+    os.replace(partial, path)
+
+
+JSON_ATTRS = {"env_args", "binding", "checkpoints"}
+
+
+def _read_attrs(node) -> dict[str, Any]:
+    out = {}
+    for key, value in node.attrs.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        out[key] = json.loads(value) if key in JSON_ATTRS else value
+    return out
+
+
+def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], list[Demo]]:
+    """The file's attributes and its demos in order (image arrays skipped unless ``images``)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        data = f["data"]
+        attrs = _read_attrs(data)
+        names = sorted((k for k in data if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
+        demos = []
+        for name in names:
+            group = data[name]
+            arrays: dict[str, np.ndarray] = {}
+
+            def keep(key: str, node, arrays=arrays) -> None:
+                if isinstance(node, h5py.Dataset) and (images or not key.endswith("_rgb")):
+                    arrays[key] = node[()]
+
+            group.visititems(keep)
+            demos.append(Demo(arrays, _read_attrs(group)))
+    return attrs, demos

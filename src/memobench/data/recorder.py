@@ -1,0 +1,54 @@
+"""What one demonstration keeps while its episode runs (camera-free).
+
+The episode loop calls :meth:`DemoRecorder.begin` once the policy is about to
+act (after the cue and the stabilisation steps) and :meth:`DemoRecorder.add`
+before every executed action, so ``states[t]`` is the state ``actions[t]``
+was applied to (the robomimic convention). Images are not recorded here:
+``memobench data render`` replays the stored states through a camera.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.sim.cue import CueRecording
+from memobench.sim.env import SimEnv
+
+PROPRIO_KEYS = ("ee_pos", "ee_ori", "gripper_states", "joint_states")
+
+
+class DemoRecorder:
+    """Per-step arrays of one episode; see :meth:`arrays` for what comes out."""
+
+    def __init__(self) -> None:
+        self.actions: list[np.ndarray] = []
+        self.states: list[np.ndarray] = []
+        self.robot_states: list[np.ndarray] = []
+        self.proprio: dict[str, list[np.ndarray]] = {k: [] for k in PROPRIO_KEYS}
+        self.cue = CueRecording()
+
+    def begin(self, cue: CueRecording) -> None:
+        self.cue = cue
+
+    def add(self, env: SimEnv, action: np.ndarray) -> None:
+        self.actions.append(np.asarray(action, dtype=np.float64))
+        self.states.append(env.physics_state())
+        self.robot_states.append(env.robot_state())
+        for key, value in env.proprio().items():
+            self.proprio[key].append(value)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """``actions`` [T,7] float64, ``states`` [T,S] float64 (MuJoCo integration state),
+        ``robot_states`` [T,8] float32 (eef pos, axis-angle, gripper), ``obs/<proprio key>``
+        [T,k] float64, ``cue/states`` [C,S] and ``cue/robot_states`` [C,8] (C = 0 without a cue)."""
+        out = {
+            "actions": np.stack(self.actions),
+            "states": np.stack(self.states),
+            "robot_states": np.stack(self.robot_states),
+            **{f"obs/{k}": np.stack(v) for k, v in self.proprio.items()},
+        }
+        width = out["states"].shape[1]
+        out["cue/states"] = np.stack(self.cue.physics) if self.cue.physics else np.zeros((0, width))
+        out["cue/robot_states"] = (np.stack(self.cue.states) if self.cue.states
+                                   else np.zeros((0, 8), dtype=np.float32))
+        return out

@@ -1,0 +1,153 @@
+"""``memobench data validate``: every demo replays to the same episode it claims to be.
+
+Per demo: the arrays have the documented shapes and dtypes, actions lie in
+[-1, 1], key frames are increasing, and - the real check - replaying the
+stored actions through the harness from the demo's seed (same binding,
+layout, cue and stabilisation) completes every checkpoint within
+:data:`KEY_FRAME_TOLERANCE` steps of its recorded key frame and succeeds.
+The replay also reports how far the replayed states drift from the stored
+ones (0 on the machine that recorded them: the simulator is deterministic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from memobench.data.demo_file import Demo, read_task_file
+from memobench.data.recorder import DemoRecorder
+from memobench.evaluation.episode import run_episode
+from memobench.evaluation.protocol import Protocol, plan_episode
+from memobench.suite import Suite, Task, UnknownTaskError
+
+KEY_FRAME_TOLERANCE = 2  # steps; another machine's BLAS may round the last bits differently
+STATE_TOLERANCE = 1e-6  # largest |replayed - stored| state entry still called identical
+
+EXPECTED = {  # key -> (dtype, trailing shape; None = any)
+    "actions": (np.float64, (7,)),
+    "states": (np.float64, None),
+    "robot_states": (np.float32, (8,)),
+    "obs/ee_pos": (np.float64, (3,)),
+    "obs/ee_ori": (np.float64, (4,)),
+    "obs/gripper_states": (np.float64, (2,)),
+    "obs/joint_states": (np.float64, (7,)),
+}
+
+
+@dataclass
+class DemoCheck:
+    """Problems found in one demo (empty = valid) and the replay's state drift."""
+
+    task_id: str
+    demo: int
+    problems: list[str] = field(default_factory=list)
+    state_drift: float | None = None
+
+
+class ReplayPolicy:
+    """An adapter that plays back stored actions (chunks cut at the query's step)."""
+
+    def __init__(self, actions: np.ndarray):
+        self.actions = actions
+
+    def reset(self) -> None:
+        pass
+
+    def infer_actions(self, obs, prompt, resize_size):
+        step = obs["step"]
+        chunk = self.actions[step: step + 50]
+        return chunk if len(chunk) else np.zeros((1, 7))
+
+
+def static_problems(demo: Demo) -> list[str]:
+    """Shape, dtype, bound and key-frame problems, without the simulator."""
+    problems = []
+    n = demo.length
+    for key, (dtype, tail) in EXPECTED.items():
+        array = demo.arrays.get(key)
+        if array is None:
+            problems.append(f"missing {key}")
+        elif array.dtype != dtype or len(array) != n or (tail is not None and array.shape[1:] != tail):
+            problems.append(f"{key}: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{n}, ...]")
+    actions = demo.arrays.get("actions")
+    if actions is not None and (not np.isfinite(actions).all() or np.abs(actions).max() > 1.0):
+        problems.append("actions outside [-1, 1] or not finite")
+    if demo.attrs.get("num_samples") != n:
+        problems.append(f"num_samples {demo.attrs.get('num_samples')} != {n} actions")
+    frames = [c["key_frame"] for c in demo.attrs["checkpoints"] if not c["optional"]]
+    if any(f is None for f in frames):
+        problems.append("a required checkpoint has no key frame (not a successful demo)")
+    elif frames != sorted(frames) or (frames and frames[-1] >= n):
+        problems.append(f"key frames {frames} not increasing within the demo's {n} steps")
+    return problems
+
+
+def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[str], float | None]:
+    """Replay the demo's actions through the harness; returns (problems, state drift)."""
+    from memobench.policies.adapter import AdapterGuard
+
+    plan = plan_episode(task, demo.attrs["attempt"], seed_base)
+    if plan.layout_seed != demo.attrs["layout_seed"] or plan.variant != demo.attrs["variant"]:
+        return ["the demo's seed gives another binding or layout today (task or seeding changed)"], None
+    recorder = DemoRecorder()
+    guard = AdapterGuard(ReplayPolicy(demo.arrays["actions"]), timeout=None)
+    record = run_episode(task, plan, env, guard, Protocol(seed=seed_base, adapter_timeout=0),
+                         recorder=recorder).record
+    problems = []
+    stored = demo.arrays["states"]
+    replayed = np.stack(recorder.states) if recorder.states else np.zeros((0, stored.shape[1]))
+    common = min(len(replayed), len(stored))
+    drift = float(np.abs(replayed[:common] - stored[:common]).max()) if common else None
+    if not record.success:
+        problems.append(f"replay did not succeed (end: {record.end_reason})")
+    for cp, result in zip(demo.attrs["checkpoints"], record.checkpoints, strict=True):
+        want, got = cp["key_frame"], result.step
+        if want is None or got is None:
+            if want != got:
+                problems.append(f"checkpoint {cp['id']}: key frame {want}, replay {got}")
+        elif abs(want - got) > KEY_FRAME_TOLERANCE:
+            problems.append(f"checkpoint {cp['id']}: key frame {want}, replay completes at {got}")
+    return problems, drift
+
+
+def validate_dir(folder: Path, *, tasks: list[str] | None = None, episodes: int | None = None,
+                 replay: bool = True, on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
+    """Check every ``<task_id>.hdf5`` in ``folder``; ``tasks``/``episodes`` add coverage checks."""
+    from memobench.evaluation.envs import EnvCache
+
+    suite = Suite.load()
+    checks: list[DemoCheck] = []
+    files = sorted(folder.glob("*.hdf5"))
+    present = {f.stem for f in files}
+    for task_id in tasks or []:
+        if task_id not in present:
+            checks.append(DemoCheck(task_id, -1, [f"no file {task_id}.hdf5"]))
+    envs = EnvCache(capacity=1)
+    try:
+        for path in files:
+            try:
+                task = suite.get(path.stem)
+            except UnknownTaskError as e:
+                checks.append(DemoCheck(path.stem, -1, [f"{path.name}: {e}"]))
+                continue
+            attrs, demos = read_task_file(path, images=False)
+            if episodes is not None and len(demos) < episodes:
+                checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))
+            if attrs.get("spec_hash") != task.spec_hash:
+                checks.append(DemoCheck(task.id, -1, ["recorded with another version of the task file"]))
+            for i, demo in enumerate(demos):
+                check = DemoCheck(task.id, i, static_problems(demo))
+                if replay and not check.problems:
+                    plan = plan_episode(task, demo.attrs["attempt"], attrs["seed_base"])
+                    env, _ = envs.get(task, plan.variant, plan.binding, render=False)
+                    problems, check.state_drift = replay_problems(task, demo, attrs["seed_base"], env)
+                    check.problems += problems
+                checks.append(check)
+                if on_demo:
+                    on_demo(check)
+    finally:
+        envs.close()
+    return checks

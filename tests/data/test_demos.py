@@ -1,0 +1,99 @@
+"""Demonstrations: the file layout round-trips, static checks catch bad demos, replay catches
+actions that do not reproduce the recorded episode."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memobench.data.demo_file import Demo, read_task_file, write_task_file
+from memobench.data.validate import static_problems
+
+
+def synthetic_demo(n: int = 6, key_frames=(2, 4)) -> Demo:
+    rng = np.random.default_rng(0)
+    arrays = {
+        "actions": rng.uniform(-1, 1, (n, 7)),
+        "states": rng.normal(size=(n, 30)),
+        "robot_states": rng.normal(size=(n, 8)).astype(np.float32),
+        "obs/ee_pos": rng.normal(size=(n, 3)), "obs/ee_ori": rng.normal(size=(n, 4)),
+        "obs/gripper_states": rng.normal(size=(n, 2)), "obs/joint_states": rng.normal(size=(n, 7)),
+        "obs/agentview_rgb": rng.integers(0, 255, (n, 8, 8, 3), dtype=np.uint8),
+        "cue/states": np.zeros((0, 30)), "cue/robot_states": np.zeros((0, 8), np.float32),
+    }
+    checkpoints = [{"index": i, "id": f"c{i}", "op": "storage", "optional": False, "key_frame": f,
+                    "text": {"coarse": "a", "intermediate": "b", "fine": "c"}} for i, f in enumerate(key_frames)]
+    return Demo(arrays, {"num_samples": n, "seed": 1_000_000, "attempt": 0, "binding": {"x": "y"},
+                         "checkpoints": checkpoints, "policy_start": 0})
+
+
+def test_task_file_round_trips_arrays_and_attributes(tmp_path):
+    demos = [synthetic_demo(), synthetic_demo(4, (1, 3))]
+    path = tmp_path / "T.hdf5"
+    write_task_file(path, {"task_id": "T", "env_args": {"env_name": "x"}, "total": 10}, demos)
+    attrs, back = read_task_file(path)
+    assert attrs["task_id"] == "T" and attrs["env_args"] == {"env_name": "x"}
+    assert [d.length for d in back] == [6, 4]
+    for want, got in zip(demos, back, strict=True):
+        assert set(got.arrays) == set(want.arrays)
+        for key in want.arrays:
+            np.testing.assert_array_equal(got.arrays[key], want.arrays[key])
+            assert got.arrays[key].dtype == want.arrays[key].dtype
+        assert got.attrs["checkpoints"] == want.attrs["checkpoints"]
+        assert got.attrs["binding"] == {"x": "y"}
+    _, no_images = read_task_file(path, images=False)
+    assert "obs/agentview_rgb" not in no_images[0].arrays
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_valid_demo_has_no_static_problems():
+    assert static_problems(synthetic_demo()) == []
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.arrays["actions"].__setitem__((0, 0), 1.5), "actions outside [-1, 1]"),
+    (lambda d: d.arrays.__setitem__("robot_states", d.arrays["robot_states"].astype(np.float64)), "robot_states"),
+    (lambda d: d.arrays.pop("obs/ee_pos"), "missing obs/ee_pos"),
+    (lambda d: d.attrs["checkpoints"][0].__setitem__("key_frame", 5), "not increasing"),
+    (lambda d: d.attrs["checkpoints"][1].__setitem__("key_frame", None), "no key frame"),
+    (lambda d: d.attrs.__setitem__("num_samples", 7), "num_samples 7 != 6"),
+])
+def test_static_checks_name_the_problem(change, message):
+    demo = synthetic_demo()
+    change(demo)
+    assert any(message in p for p in static_problems(demo)), static_problems(demo)
+
+
+@pytest.mark.sim
+def test_collected_demos_replay_exactly_and_a_changed_action_is_caught(tmp_path):
+    from memobench.data.collect import collect_task
+    from memobench.data.validate import validate_dir
+    from memobench.suite import Suite
+
+    task = Suite.load().get("O01-cued-milk")
+    result = collect_task(task, 1, tmp_path)
+    assert (result.kept, result.attempts) == (1, 1)
+    attrs, (demo,) = read_task_file(result.path)
+    assert attrs["seed_base"] == 1_000_000 and demo.attrs["seed"] == 1_000_000
+    assert demo.attrs["policy_start"] == len(demo.arrays["cue/states"]) > 0  # O01 has a cue
+    assert demo.attrs["checkpoints"][0]["key_frame"] == demo.length - 1  # the episode ends when it completes
+    (check,) = validate_dir(tmp_path, tasks=[task.id], episodes=1)
+    assert check.problems == [] and check.state_drift == 0.0
+
+    # Drop the carton early: the replay no longer reaches the recorded checkpoint.
+    demo.arrays["actions"][demo.length // 2:, 6] = -1.0
+    write_task_file(result.path, attrs, [demo])
+    (check,) = validate_dir(tmp_path)
+    assert check.problems and check.state_drift > 0
+
+
+def test_validate_command_reports_a_missing_folder_and_an_empty_one(tmp_path):
+    from typer.testing import CliRunner
+
+    from memobench.cli import app
+
+    runner = CliRunner(env={"COLUMNS": "250"})
+    missing = runner.invoke(app, ["data", "validate", str(tmp_path / "nope")])
+    assert missing.exit_code == 2 and "is not a folder" in " ".join(missing.output.split())
+    empty = runner.invoke(app, ["data", "validate", str(tmp_path), "--tasks", "O01"])
+    assert empty.exit_code == 1 and "no file O01-cued-milk.hdf5" in empty.output
