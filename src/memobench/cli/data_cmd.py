@@ -24,6 +24,7 @@ from memobench.cli.eval_cmd import _fail
 
 app = typer.Typer(help="Check and convert demonstration datasets.", no_args_is_help=True)
 
+CamerasOption = Annotated[str, typer.Option(help="Comma-separated: agentview, wrist.")]
 TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")]
 
 
@@ -53,6 +54,9 @@ def collect_command(
                                                        "never an evaluation seed).")] = None,
     out: Annotated[Path, typer.Option(help="Dataset folder: one <task_id>.hdf5 per task.")] = Path("data/demos"),
     workers: Annotated[int, typer.Option(min=1, help="Processes, one task at a time each.")] = 1,
+    image_size: Annotated[int, typer.Option(min=0, help="Then render images of this size (0: stay camera-free; "
+                                                        "`memobench data render` can add them later).")] = 0,
+    cameras: CamerasOption = "agentview,wrist",
 ) -> None:
     """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
     from memobench.data.collect import DEMO_SEED_BASE, MAX_ATTEMPTS_FACTOR
@@ -99,11 +103,62 @@ def collect_command(
     for r in results:
         table.add_row(r.task_id, str(r.kept), str(r.attempts), f"{r.success_rate:.0%}", str(r.steps), r.path.name)
     Console().print(table)
+    if image_size:
+        render_files([r.path for r in results], image_size, _cameras(cameras), workers)
     short = [r.task_id for r in results if r.kept < episodes]
     Console().print(f"Wall time {time.perf_counter() - start:.0f} s.")
     if short:
         raise _fail(f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: "
                     + ", ".join(short))
+
+
+def _cameras(text: str) -> list[str]:
+    from memobench.data.render import IMAGE_KEYS
+
+    cameras = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in cameras if c not in IMAGE_KEYS]
+    if unknown or not cameras:
+        raise _fail(f"unknown camera(s) {', '.join(unknown) or '(none)'}; known: {', '.join(IMAGE_KEYS)}")
+    return cameras
+
+
+def render_files(paths: list[Path], size: int, cameras: list[str], workers: int) -> None:
+    """Render every file's demos (one file per process), with a progress bar over files."""
+    from memobench.data.render import render_task_file
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("ETA"), TimeRemainingColumn(), console=console) as progress:
+        bar = progress.add_task("render", total=len(paths))
+        if workers == 1:
+            for path in paths:
+                render_task_file(path, size, cameras)
+                progress.advance(bar)
+            return
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            futures = [pool.submit(render_task_file, p, size, cameras) for p in paths]
+            for future in futures:
+                future.result()
+                progress.advance(bar)
+
+
+@app.command("render")
+def render_command(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder written by `memobench collect`.")],
+    image_size: Annotated[int, typer.Option(min=8, help="Square image size in pixels.")] = 128,
+    cameras: CamerasOption = "agentview,wrist",
+    workers: Annotated[int, typer.Option(min=1, help="Processes, one file at a time each.")] = 1,
+) -> None:
+    """Add camera images to every demo by replaying its stored states (identical to live frames)."""
+    paths = sorted(folder.glob("*.hdf5")) if folder.is_dir() else []
+    if not paths:
+        raise _fail(f"no <task>.hdf5 files in {folder}")
+    start = time.perf_counter()
+    render_files(paths, image_size, _cameras(cameras), workers)
+    Console().print(f"Rendered {len(paths)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s.")
 
 
 @app.command("validate")

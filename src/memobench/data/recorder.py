@@ -20,7 +20,11 @@ PROPRIO_KEYS = ("ee_pos", "ee_ori", "gripper_states", "joint_states")
 class DemoRecorder:
     """Per-step arrays of one episode; see :meth:`arrays` for what comes out."""
 
-    def __init__(self) -> None:
+    def __init__(self, live_cameras: tuple[str, ...] = (), live_size: int = 128) -> None:
+        # Cameras rendered live at every step (for checking replay rendering; collection
+        # itself is camera-free and leaves this empty).
+        self.live_cameras, self.live_size = live_cameras, live_size
+        self.live_frames: dict[str, list[np.ndarray]] = {c: [] for c in live_cameras}
         self.actions: list[np.ndarray] = []
         self.states: list[np.ndarray] = []
         self.robot_states: list[np.ndarray] = []
@@ -36,6 +40,8 @@ class DemoRecorder:
         self.robot_states.append(env.robot_state())
         for key, value in env.proprio().items():
             self.proprio[key].append(value)
+        for camera in self.live_cameras:
+            self.live_frames[camera].append(env.render(camera, self.live_size))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """``actions`` [T,7] float64, ``states`` [T,S] float64 (MuJoCo integration state),

@@ -122,6 +122,7 @@ class SimEnv:
         finally:
             os.unlink(path)
         self._last_obs: dict | None = None
+        self._scratch = None  # an mjData to park the live state in while rendering
 
     # -- access for the world view and experts (read-only use) ---------------------
     @property
@@ -177,9 +178,42 @@ class SimEnv:
         # free() calls eglReleaseThread), after which frames come back as garbage: make
         # ours current every time, it costs microseconds.
         self.sim._render_context_offscreen.gl_ctx.make_current()
-        frame = self.sim.render(camera_name=CAMERAS[camera], width=size, height=size)
+        frame = self._render_consistent(CAMERAS[camera], size)
         # OpenGL reads rows bottom-up: flip vertically to get the camera's upright view.
         return np.ascontiguousarray(frame[::-1])
+
+    def _render_consistent(self, camera_name: str, size: int) -> np.ndarray:
+        """Render body poses computed from the current state, then put mjData back untouched.
+
+        After ``env.step`` the poses in mjData lag the integrated state by one substep
+        (robosuite runs forward kinematics before each substep, not after the last). A
+        frame drawn from them could not be reproduced from a stored state, so compute them
+        afresh for the frame only: the live simulation, and so every episode, is unchanged.
+        """
+        import mujoco
+
+        m, d = self.sim.model._model, self.sim.data._data
+        if self._scratch is None:
+            self._scratch = mujoco.MjData(m)
+        saved = self._scratch
+        mujoco.mj_copyData(saved, m, d)
+        mujoco.mj_forward(m, d)
+        try:
+            return self.sim.render(camera_name=camera_name, width=size, height=size)
+        finally:
+            mujoco.mj_copyData(d, m, saved)
+
+    def render_state(self, physics: np.ndarray, camera: str, size: int) -> np.ndarray:
+        """The frame ``camera`` shows for a stored :meth:`physics_state` of this scene.
+
+        For replay rendering: the env must have been reset to the episode's layout
+        (fixture placement). Leaves the env in that state; not for use mid-episode.
+        """
+        import mujoco
+
+        m, d = self.sim.model._model, self.sim.data._data
+        mujoco.mj_setState(m, d, np.asarray(physics, dtype=np.float64), mujoco.mjtState.mjSTATE_INTEGRATION)
+        return self.render(camera, size)
 
     # -- exact save/restore (cue phase) ---------------------------------------------
     def snapshot(self) -> Snapshot:

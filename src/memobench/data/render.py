@@ -1,0 +1,77 @@
+"""``memobench data render``: add camera images to camera-free demos by replaying their states.
+
+Collection stores the MuJoCo state before every action (and at every cue
+frame); rendering puts each stored state back into a rendering env built from
+the demo's own BDDL and reset to its layout, and draws it. The frames are the
+ones a camera would have shown live (tests/data check them bit for bit):
+:meth:`SimEnv.render` always draws poses computed from the current state.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from memobench.data.demo_file import read_task_file
+
+IMAGE_KEYS = {"agentview": "agentview_rgb", "wrist": "eye_in_hand_rgb"}  # LIBERO's observation names
+
+
+def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dict[str, np.ndarray]:
+    """Frames [N, size, size, 3] per camera for stored physics states."""
+    frames: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
+    for state in states:
+        for i, camera in enumerate(cameras):
+            # the first camera puts the state in place; the others draw the same state
+            frame = env.render_state(state, camera, size) if i == 0 else env.render(camera, size)
+            frames[camera].append(frame)
+    return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
+
+
+def render_task_file(path: Path, size: int, cameras: list[str]) -> int:
+    """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
+
+    Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
+    """
+    import h5py
+
+    from memobench.sim.env import SimEnv
+
+    unknown = [c for c in cameras if c not in IMAGE_KEYS]
+    if unknown:
+        raise ValueError(f"unknown camera(s) {', '.join(unknown)}; known: {', '.join(IMAGE_KEYS)}")
+    _, demos = read_task_file(path, images=False)
+    partial = path.with_suffix(".hdf5.partial")
+    shutil.copyfile(path, partial)
+    envs: dict[str, SimEnv] = {}
+    drawn = 0
+    try:
+        with h5py.File(partial, "a") as f:
+            for i, demo in enumerate(demos):
+                bddl = demo.attrs["bddl"]
+                if bddl not in envs:
+                    for old in envs.values():
+                        old.close()
+                    envs = {bddl: SimEnv(bddl, render=True)}
+                env = envs[bddl]
+                env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+                group = f[f"data/demo_{i}"]
+                for prefix, key in (("obs", "states"), ("cue", "cue/states")):
+                    for camera, frames in render_states(env, demo.arrays[key], cameras, size).items():
+                        name = f"{prefix}/{IMAGE_KEYS[camera]}"
+                        if name in group:
+                            del group[name]
+                        group.create_dataset(name, data=frames, compression="gzip",
+                                             chunks=(1, size, size, 3) if len(frames) else None)
+                        drawn += len(frames)
+            f["data"].attrs["image_size"] = size
+            f["data"].attrs["cameras"] = ",".join(cameras)
+        os.replace(partial, path)
+    finally:
+        for env in envs.values():
+            env.close()
+        partial.unlink(missing_ok=True)
+    return drawn
