@@ -105,6 +105,10 @@ def collect_command(
     Console().print(table)
     if image_size:
         render_files([r.path for r in results], image_size, _cameras(cameras), workers)
+    from memobench.data.card import hdf5_card_inputs, write_card
+
+    write_card(out, hdf5_card_inputs(out), fmt="hdf5",
+               command=f"memobench collect --tasks {tasks} --episodes {episodes} --seed-base {base}")
     short = [r.task_id for r in results if r.kept < episodes]
     Console().print(f"Wall time {time.perf_counter() - start:.0f} s.")
     if short:
@@ -159,6 +163,35 @@ def render_command(
     start = time.perf_counter()
     render_files(paths, image_size, _cameras(cameras), workers)
     Console().print(f"Rendered {len(paths)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s.")
+
+
+@app.command("export")
+def export_command(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder written by `memobench collect`.")],
+    out: Annotated[Path, typer.Option(help="Folder for the exported dataset (must not exist or be empty).")],
+    fmt: Annotated[str, typer.Option("--format", help="Export format: lerobot (LeRobot dataset v3.0).")]
+    = "lerobot",
+) -> None:
+    """Convert the HDF5 demos to a LeRobot dataset with per-frame memory annotations."""
+    from memobench.data.card import hdf5_card_inputs, write_card
+    from memobench.data.lerobot import export_lerobot
+
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise _fail("the LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
+    if fmt != "lerobot":
+        raise _fail(f"unknown format {fmt!r}; available: lerobot")
+    if out.exists() and any(out.iterdir()):
+        raise _fail(f"{out} is not empty; choose a new folder")
+    try:
+        info = export_lerobot(folder, out)
+    except (FileNotFoundError, ValueError) as e:
+        raise _fail(str(e)) from None
+    write_card(out, hdf5_card_inputs(folder), fmt="lerobot", command=f"memobench collect, then memobench data export {folder} --out {out}")
+    videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
+    Console().print(f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
+                    f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}")
 
 
 @app.command("validate")

@@ -1,0 +1,85 @@
+"""The dataset card (``README.md``) written into every dataset folder."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memobench.data.collect import DEMO_SEED_BASE
+
+HDF5_FORMAT = """One HDF5 file per task (`<task_id>.hdf5`) in the LIBERO/robomimic layout: per demo
+`actions` (OSC_POSE deltas), `states` (MuJoCo integration state before each action),
+`robot_states`, `obs/` (end-effector position and orientation, gripper and joint states,
+and `agentview_rgb` / `eye_in_hand_rgb` once rendered), the cue's states and frames under
+`cue/`, and attributes: task id, instruction, binding, seed, BDDL text and the memory
+annotation (per checkpoint: key frame, op label, three texts). See
+`memobench/data/demo_file.py` for the exact tree."""
+
+LEROBOT_FORMAT = """LeRobot dataset format v3.0 (parquet + mp4 + meta). Frame rows carry
+`observation.state`, `action`, the index columns and the memory annotation
+`memory.checkpoint_index`, `memory.op`, `memory.text.{coarse,intermediate,fine}` (the
+checkpoint being worked toward at that frame). Episode rows carry `memobench/task_id`,
+`memobench/seed` and `memobench/checkpoints` (JSON). See `memobench/data/lerobot.py`."""
+
+
+def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str) -> str:
+    """Markdown card from each task file's attributes and its demo count."""
+    families: dict[str, int] = defaultdict(int)
+    rows = []
+    for attrs, demos in sorted(files, key=lambda f: f[0]["task_id"]):
+        families[attrs["family"]] += demos
+        attempts = attrs.get("attempts", demos)
+        rate = f"{demos / attempts:.0%}" if attempts else "-"
+        rows.append(f"| {attrs['task_id']} | {attrs['family']} | {demos} | {attempts} | {rate} | "
+                    f"{attrs.get('total', '-')} |")
+    total = sum(families.values())
+    seed_bases = sorted({attrs.get("seed_base", DEMO_SEED_BASE) for attrs, _ in files})
+    lines = [
+        "# MEMOBench expert demonstrations",
+        "",
+        f"{total} demonstrations of {len(files)} task(s): "
+        + ", ".join(f"{n} {family}" for family, n in sorted(families.items())) + ".",
+        "",
+        "## How they were made",
+        "",
+        f"`{command}`. The scripted MEMOBench expert (privileged simulator state, explicit memory) ran "
+        "each task in LIBERO/robosuite/MuJoCo through the evaluation harness, camera-free; every "
+        "successful episode was kept until each task had its count. Attempt *a* of a task uses seed "
+        f"{' / '.join(str(b) for b in seed_bases)} + *a* (evaluation uses 7 + *e*, so no demonstration "
+        "shares an episode with an evaluation run). Images, where present, were rendered afterwards "
+        "from the stored states (`memobench data render`), identical to live frames.",
+        "",
+        "| task | family | demos | attempts | expert success | frames |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "## Format",
+        "",
+        HDF5_FORMAT if fmt == "hdf5" else LEROBOT_FORMAT,
+        "",
+        "Check a dataset with `memobench data validate DIR` (HDF5: replays every demo).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_card(folder: Path, files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str) -> Path:
+    path = folder / "README.md"
+    path.write_text(dataset_card(files, fmt=fmt, command=command))
+    return path
+
+
+def hdf5_card_inputs(folder: Path) -> list[tuple[dict[str, Any], int]]:
+    """(file attributes, number of demos) for every task file in ``folder``."""
+    import h5py
+
+    from memobench.data.demo_file import JSON_ATTRS
+
+    out = []
+    for path in sorted(folder.glob("*.hdf5")):
+        with h5py.File(path, "r") as f:
+            attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f["data"].attrs.items()
+                     if k not in JSON_ATTRS}
+            out.append((attrs, sum(1 for k in f["data"] if k.startswith("demo_"))))
+    return out
