@@ -72,6 +72,7 @@ def eval_command(
     video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
     out_root: Annotated[Path | None, typer.Option(help="Output folder (default: runs/<policy>-<time>).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out-root, skipping finished episodes.")] = False,
+    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.evaluation.protocol import Protocol
@@ -100,7 +101,8 @@ def eval_command(
         fail_on_extra_pour=fail_on_extra_pour, adapter_timeout=adapter_timeout,
     )
     request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
-                         out_root=out_root, policy=policy_block, video=video.value, resume=resume)
+                         out_root=out_root, policy=policy_block, video=video.value, resume=resume,
+                         workers=workers)
     try:
         result = evaluate(request, adapter)
     except RunFolderError as e:

@@ -1,10 +1,16 @@
-"""Run a policy over tasks and episodes into an output folder (in-process executor).
+"""Run a policy over tasks and episodes into an output folder (in-process or a local process pool).
 
 The output folder (PROTOCOL.md): ``run.json``, the append-only
 ``ledger.jsonl``, the derived ``summary.json`` / ``task_summary.csv`` /
 ``episodes.csv`` (rebuilt from the ledger after every run), and videos.
 Episodes already in the ledger are skipped, so a killed run resumes where
 it stopped without losing or repeating a finished episode.
+
+With ``workers > 1`` episodes run in a pool of spawned processes, each with
+its own adapter (rebuilt from the run's policy block), env cache and guard;
+the parent alone writes the ledger. An episode's record depends only on its
+seed, so the ledger holds the same records whatever the worker count (in
+completion order, apart from timings).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ class RunRequest:
     policy: dict[str, Any]  # {"name": ...} or {"adapter_spec": ..., "adapter_kwargs": ...}
     video: str = "none"
     resume: bool = False
+    workers: int = 1  # processes; results do not depend on it
 
 
 @dataclass
@@ -93,21 +100,56 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
             console.print(f"[yellow]ledger: {warning}")
         plans = pending_plans(request.tasks, request.num_trials_per_task, request.protocol.seed, ledger.done_keys())
         result.skipped = len(tasks) * request.num_trials_per_task - len(plans)
+        if request.workers > 1:
+            records = _run_in_pool(plans, request, render)
+        else:
+            records = (_run_one(tasks[plan.task_id], plan, envs, guard, request, render) for plan in plans)
         with _progress(console) as progress:
             bar = progress.add_task("episodes", total=len(plans), last="")
-            for plan in plans:
-                task = tasks[plan.task_id]
-                record = _run_one(task, plan, envs, guard, request, render)
+            for record in records:
                 ledger.append(record)
                 result.ran.append(record)
                 if on_record:
                     on_record(record)
                 mark = "[green]ok" if record.success else f"[red]{record.failure_class}"
-                progress.update(bar, advance=1, last=f"{plan.task_id} ep{plan.episode} {mark}")
+                progress.update(bar, advance=1, last=f"{record.task_id} ep{record.episode} {mark}")
         result.summary = write_summary(ledger.records(), out)
     with contextlib.suppress(Exception):
         guard.close()
     return result
+
+
+# -- the process pool ---------------------------------------------------------------
+_WORKER: dict[str, Any] = {}  # per worker process: its tasks, adapter guard, env cache, request
+
+
+def _worker_init(request: RunRequest, render: bool) -> None:
+    from memobench.policies.loader import build_adapter, builtin_spec
+
+    block = request.policy
+    spec = block["adapter_spec"] if "adapter_spec" in block else builtin_spec(block["name"])
+    adapter = build_adapter(spec, block.get("adapter_kwargs") or {})
+    _WORKER.update(tasks={t.id: t for t in request.tasks}, envs=EnvCache(), request=request, render=render,
+                   guard=AdapterGuard(adapter, timeout=request.protocol.adapter_timeout))
+
+
+def _worker_run(plan: EpisodePlan) -> EpisodeRecord:
+    w = _WORKER
+    return _run_one(w["tasks"][plan.task_id], plan, w["envs"], w["guard"], w["request"], w["render"])
+
+
+def _run_in_pool(plans: list[EpisodePlan], request: RunRequest, render: bool):
+    """Yield the records of ``plans`` as the pool finishes them."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    context = multiprocessing.get_context("spawn")  # MuJoCo and EGL state must not be forked
+    with ProcessPoolExecutor(request.workers, mp_context=context, initializer=_worker_init,
+                             initargs=(request, render)) as pool:
+        # submitted in (task, variant) order: each worker's env cache keeps being reused
+        futures = [pool.submit(_worker_run, plan) for plan in plans]
+        for future in as_completed(futures):
+            yield future.result()
 
 
 def _run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
