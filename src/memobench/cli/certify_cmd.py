@@ -21,6 +21,7 @@ def certify_command(
     replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
     out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
     = Path("runs/certify"),
+    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
     markdown: Annotated[Path | None, typer.Option(help="Also write the Markdown table here (e.g. docs/certification.md).")]
     = None,
 ) -> None:
@@ -48,7 +49,7 @@ def certify_command(
     start = time.perf_counter()
     try:
         certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
-                                  out_root, console)
+                                  out_root, console, workers=workers)
     except RunFolderError as e:
         raise _fail(str(e)) from None
     wall_time = time.perf_counter() - start

@@ -166,7 +166,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
 
 
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
-                      console: Console | None = None) -> list[Certificate]:
+                      console: Console | None = None, workers: int = 1) -> list[Certificate]:
     """Run both experts on ``tasks`` (resuming what is already in ``out_root``) and judge each task."""
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.policies.loader import build_adapter, builtin_spec
@@ -176,7 +176,8 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
         if console:
             console.print(f"[bold]{name}[/]")
         request = RunRequest(tasks=tasks, num_trials_per_task=episodes, protocol=protocol,
-                             out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}}, resume=True)
+                             out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}}, resume=True,
+                             workers=workers)
         evaluate(request, build_adapter(builtin_spec(name)), console=console)
         ledgers[name] = _read_ledger(out_root / name)
     certs = certificates(tasks, ledgers["expert"], ledgers["expert-memoryless"], episodes)
