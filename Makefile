@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/memobench eval
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
