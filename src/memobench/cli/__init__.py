@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memobench.cli import certify_cmd, data_cmd, eval_cmd, tasks_cmd
+from memobench.cli import certify_cmd, data_cmd, eval_cmd, serve_cmd, tasks_cmd
 
 app = typer.Typer(
     name="memobench",
@@ -22,6 +22,7 @@ app.command("eval")(eval_cmd.eval_command)
 app.command("certify")(certify_cmd.certify_command)
 app.command("collect")(data_cmd.collect_command)
 app.add_typer(data_cmd.app, name="data")
+app.command("serve")(serve_cmd.serve_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -21,6 +21,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "random": "memobench.policies.builtin:RandomPolicy",
     "expert": "memobench.experts.policy:ExpertPolicy",
     "expert-memoryless": "memobench.experts.policy:MemorylessExpertPolicy",
+    "remote": "memobench.policies.remote:RemotePolicy",  # a websocket policy server (memobench serve, openpi)
 }
 
 

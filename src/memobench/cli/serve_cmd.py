@@ -1,0 +1,36 @@
+"""``memobench serve``: expose any adapter as a websocket policy server (openpi-client convention)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from memobench.cli.eval_cmd import _load_policy, _parse_kwargs
+
+
+def serve_command(
+    policy: Annotated[str | None, typer.Option(help="A built-in policy: noop, random.")] = None,
+    adapter_spec: Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")] = None,
+    adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
+    host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+) -> None:
+    """Serve a policy; evaluate it from anywhere with --policy remote --adapter-kwargs '{"port": PORT}'."""
+    from memobench.cli.eval_cmd import _fail
+    from memobench.policies.remote import PolicyServer
+
+    if not (policy or adapter_spec):
+        raise _fail("give --policy or --adapter-spec: the policy to serve")
+    adapter, block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
+    try:
+        server = PolicyServer(adapter, host, port)
+    except ValueError as e:
+        raise _fail(str(e)) from None
+    label = block.get("name") or block.get("adapter_spec")
+    Console(stderr=True).print(f"Serving {label} on ws://{host}:{port} (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass

@@ -1,0 +1,210 @@
+"""Policies behind a websocket: the client adapter and ``memobench serve``'s server.
+
+Protocol (the openpi-client convention, plus two control messages):
+
+1. On connect the server sends its metadata (a dict; MEMOBench servers say
+   ``needs_images``).
+2. Each query: the client sends the observation dict (``observation/image``,
+   ``observation/wrist_image``, ``observation/state``, ``prompt``, plus
+   ``resize_size``, ``episode``, ``step``); the server answers
+   ``{"actions": array [horizon, 7]}``.
+3. ``{"__ctrl__": "reset"}`` before every episode (a stateful policy clears
+   its memory) and ``{"__ctrl__": "begin_episode", "rng_state": ...}`` with
+   the episode generator's state, so a stochastic policy served remotely
+   draws exactly what it would draw in-process. Both are answered ``{"ok": True}``.
+
+A server error comes back as a text frame holding the traceback. The client
+connects with a timeout, retries a failed exchange a bounded number of times
+with exponential backoff (reconnecting), then raises :class:`RemotePolicyError`
+naming the server; the harness records that episode as ``adapter_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import traceback
+from typing import Any
+
+import numpy as np
+
+from memobench.policies.wire import packb, unpackb
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 8000
+SENT_KEYS = ("observation/image", "observation/wrist_image", "observation/state", "prompt", "episode", "step",
+             "prompt_video", "cue")
+
+
+class RemotePolicyError(RuntimeError):
+    """The policy server cannot be reached, went away, or failed; the message says which."""
+
+
+def _rng_state(rng: np.random.Generator) -> str:
+    return json.dumps(rng.bit_generator.state)  # 128-bit integers: JSON, not msgpack ints
+
+
+def _rng_from_state(state: str) -> np.random.Generator:
+    data = json.loads(state)
+    bit_generator = getattr(np.random, data["bit_generator"])()
+    bit_generator.state = data
+    return np.random.Generator(bit_generator)
+
+
+class RemotePolicy:
+    """An adapter whose policy runs in a websocket server (``memobench serve`` or openpi's)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, connect_timeout: float = 10.0,
+                 retries: int = 3, backoff: float = 0.5, needs_images: bool | None = None):
+        self.uri = host if host.startswith("ws") else f"ws://{host}:{port}"
+        self.connect_timeout, self.retries, self.backoff = connect_timeout, retries, backoff
+        self._ws = None
+        self.metadata = self._connect()
+        self.needs_images = bool(self.metadata.get("needs_images", True)) if needs_images is None else needs_images
+
+    # -- connection ------------------------------------------------------------------
+    def _connect(self) -> dict[str, Any]:
+        import websockets.sync.client
+
+        try:
+            self._ws = websockets.sync.client.connect(self.uri, open_timeout=self.connect_timeout,
+                                                      compression=None, max_size=None)
+            metadata = unpackb(self._ws.recv(timeout=self.connect_timeout))
+        except Exception as e:
+            self._ws = None
+            raise RemotePolicyError(f"cannot reach the policy server at {self.uri}: {type(e).__name__}: {e}") from e
+        return metadata if isinstance(metadata, dict) else {}
+
+    def _exchange(self, message: dict[str, Any]) -> Any:
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                if self._ws is None:
+                    self._connect()
+                self._ws.send(packb(message))
+                reply = self._ws.recv()
+            except RemotePolicyError as e:
+                last = e
+            except Exception as e:  # the connection dropped: reconnect and retry
+                last = e
+                self._close_socket()
+            else:
+                if isinstance(reply, str):  # the server's own error, with its traceback: not retried
+                    raise RemotePolicyError(f"the policy server at {self.uri} failed:\n{reply}")
+                return unpackb(reply)
+            if attempt < self.retries:
+                time.sleep(self.backoff * 2**attempt)
+        raise RemotePolicyError(f"the policy server at {self.uri} is gone "
+                                f"({self.retries + 1} attempts): {type(last).__name__}: {last}")
+
+    def _close_socket(self) -> None:
+        if self._ws is not None:
+            try:
+                self._ws.close()
+            except Exception:
+                pass
+            self._ws = None
+
+    # -- the adapter contract ------------------------------------------------------------
+    def reset(self) -> None:
+        self._exchange({"__ctrl__": "reset"})
+
+    def begin_episode(self, rng: np.random.Generator) -> None:
+        self._exchange({"__ctrl__": "begin_episode", "rng_state": _rng_state(rng)})
+
+    def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        message = {k: obs[k] for k in SENT_KEYS if k in obs}
+        message.update(prompt=prompt, resize_size=resize_size)
+        reply = self._exchange(message)
+        if not isinstance(reply, dict) or "actions" not in reply:
+            raise RemotePolicyError(f"the policy server at {self.uri} answered without 'actions': {reply!r:.200}")
+        return reply["actions"]
+
+    def close(self) -> None:
+        self._close_socket()
+
+
+def remote_policy(**kwargs: Any) -> RemotePolicy:
+    """Factory for ``--policy remote --adapter-kwargs '{"host": ..., "port": ...}'``."""
+    return RemotePolicy(**kwargs)
+
+
+# -- the server ------------------------------------------------------------------------
+
+
+class PolicyServer:
+    """Serves one adapter over websocket; connections are handled one message at a time.
+
+    Several clients (env workers) may connect; calls into the adapter are
+    serialised by a lock, since an adapter is not required to be thread-safe.
+    """
+
+    def __init__(self, adapter: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT):
+        if getattr(adapter, "privileged", False):
+            raise ValueError("a privileged adapter (the built-in experts) reads simulator objects and "
+                             "cannot be served over the network")
+        self.adapter, self.host, self.port = adapter, host, port
+        self._lock = threading.Lock()
+        self._server = None
+        self._connections: set = set()
+
+    def metadata(self) -> dict[str, Any]:
+        return {"server": "memobench", "needs_images": bool(getattr(self.adapter, "needs_images", True))}
+
+    def _answer(self, message: dict) -> Any:
+        control = message.get("__ctrl__")
+        with self._lock:
+            if control == "reset":
+                self.adapter.reset()
+                return {"ok": True}
+            if control == "begin_episode":
+                begin = getattr(self.adapter, "begin_episode", None)
+                if begin is not None:
+                    begin(_rng_from_state(message["rng_state"]))
+                return {"ok": True}
+            actions = self.adapter.infer_actions(message, message.get("prompt", ""),
+                                                 int(message.get("resize_size", 224)))
+            return {"actions": np.asarray(actions)}
+
+    def _handle(self, connection) -> None:
+        self._connections.add(connection)
+        try:
+            connection.send(packb(self.metadata()))
+            for raw in connection:
+                try:
+                    reply = packb(self._answer(unpackb(raw)))
+                except Exception:
+                    connection.send(traceback.format_exc())
+                    continue
+                connection.send(reply)
+        finally:
+            self._connections.discard(connection)
+
+    def start(self) -> int:
+        """Start serving in a background thread; returns the bound port (``port=0`` picks a free one)."""
+        import websockets.sync.server
+
+        self._server = websockets.sync.server.serve(self._handle, self.host, self.port, compression=None,
+                                                    max_size=None)
+        self.port = self._server.socket.getsockname()[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="memobench-serve").start()
+        return self.port
+
+    def serve_forever(self) -> None:
+        import websockets.sync.server
+
+        with websockets.sync.server.serve(self._handle, self.host, self.port, compression=None,
+                                          max_size=None) as server:
+            self._server = server
+            server.serve_forever()
+
+    def stop(self) -> None:
+        """Stop listening and drop every open connection (clients see the server go away)."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server = None
+        for connection in list(self._connections):
+            connection.close()
