@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated
 
 import typer
@@ -30,7 +31,5 @@ def serve_command(
         raise _fail(str(e)) from None
     label = block.get("name") or block.get("adapter_spec")
     Console(stderr=True).print(f"Serving {label} on ws://{host}:{port} (Ctrl-C stops)")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass

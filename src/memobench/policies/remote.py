@@ -21,6 +21,7 @@ naming the server; the harness records that episode as ``adapter_error``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -102,10 +103,8 @@ class RemotePolicy:
 
     def _close_socket(self) -> None:
         if self._ws is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._ws.close()
-            except Exception:
-                pass
             self._ws = None
 
     # -- the adapter contract ------------------------------------------------------------
