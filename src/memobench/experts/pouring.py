@@ -86,10 +86,11 @@ class Pour(Skill):
     name = "pour"
 
     def __init__(self, obj: str, target: str, *, angle: float = POUR_TILT, hold: int = 3,
-                 carry: float = CARRY_TILT, max_steps: int = 200):
+                 carry: float = CARRY_TILT, max_steps: int = 200, offset: np.ndarray = POUR_OFFSET):
         super().__init__()
         self.obj, self.target, self.angle, self.hold, self.carry = obj, target, angle, hold, carry
         self.max_steps = max_steps
+        self.offset = np.asarray(offset, dtype=float)  # hand relative to the target (see pour_spot)
         self.phase = "align"
         self.held = 0
         self.name = f"pour {obj} over {target}"
@@ -97,7 +98,7 @@ class Pour(Skill):
     def step(self, scene: Scene) -> np.ndarray | None:
         if not scene.grasped(self.obj):
             return self.finish(False)
-        spot = pour_spot(self.target)(scene)
+        spot = pour_spot(self.target, self.offset)(scene)
         bottle = tilt(scene, self.obj)
         if self.phase == "align":
             # near enough: the servo keeps pulling the hand to the spot while tipping, and a

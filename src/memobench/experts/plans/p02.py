@@ -1,0 +1,66 @@
+"""P02 clear and serve: the butter on the plate into the bowl, then the cued bottle on the plate.
+
+Memory: ``serve`` - the bottle the cue pointed at (the cue points at the
+butter, the bowl, the bottle, the plate). Clearing needs no memory: the
+butter lies on the plate in view. Serving does: three bottles (ketchup,
+barbecue sauce, orange juice) stand by and without memory the plan guesses
+uniformly among them; a bottle standing on the plate after the clearing
+looks done. Chance 1/3.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.experts.bottles import HALF, STAND_MARGIN, kind, stand_on
+from memobench.experts.bowl_carry import set_down
+from memobench.experts.control import DOWN
+from memobench.experts.expert import Memory, Plan
+from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.scene import Scene
+from memobench.experts.skills import TABLE_Z, Chain, Skill, pick
+
+BOTTLES = ("ketchup_1", "bbq_sauce_1", "orange_juice_1")
+BUTTER, BOWL, PLATE = "butter_1", "akita_black_bowl_1", "yellow_plate_1"
+PLATE_TOP = 0.016  # yellow plate's top over its origin
+GRASP_HEIGHT = -0.002  # grip site at the butter's centre (1.7 cm tall), as in S01
+IN_BOWL = 0.068  # butter's origin over the bowl's when letting go: fingers above the rim (see P01)
+
+
+def clear(held: bool = False) -> Chain:
+    """(Pick the butter and) drop it in the bowl."""
+    parts = [] if held else [pick(BUTTER, GRASP_HEIGHT, lift=0.18)]
+    return Chain(parts + [set_down(BUTTER, lambda s: s.pos(BOWL) + np.array([0.0, 0.0, IN_BOWL]), DOWN)],
+                 name="butter into bowl")
+
+
+def put_back(scene: Scene, bottle: str) -> Skill:
+    """Stand a held bottle on the table below where it is now."""
+    goal = np.array([*scene.pos(bottle)[:2], TABLE_Z + STAND_MARGIN + HALF[kind(bottle)]])
+    return set_down(bottle, lambda s: goal, DOWN)
+
+
+class ClearAndServePlan(Plan):
+    task_id = "P02-clear-and-serve"
+
+    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
+        pointed = pointed_objects(cue_states, BOTTLES, scene)
+        if pointed:
+            memory["serve"] = pointed[0]
+
+    def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
+        held = [o for o in (BUTTER, *BOTTLES) if scene.grasped(o)]
+        cleared = scene.check("on", BUTTER, BOWL) and not held
+        served = [b for b in BOTTLES if scene.check("on", b, PLATE)]
+        if cleared and served and not held:
+            return None  # butter in the bowl, a bottle on the plate: as far as the scene tells, done
+        if BUTTER in held:
+            return clear(held=True)
+        if not scene.check("on", BUTTER, BOWL):
+            if held:  # a bottle in the hand before the plate is cleared (never seen): stand it back down
+                return put_back(scene, held[0])
+            return clear()
+        if held:  # a bottle in the hand: it goes on the plate
+            return stand_on(held[0], PLATE, PLATE_TOP, held=True)
+        bottle = memory.get("serve") or self.choose(BOTTLES, rng)
+        return stand_on(bottle, PLATE, PLATE_TOP)

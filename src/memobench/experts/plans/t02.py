@@ -1,0 +1,98 @@
+"""T02 check middle drawer, then bowl: open and close the middle drawer, then put the black bowl on the plate.
+
+Memory: ``checked`` - whether the middle drawer has been opened and closed
+again (``opened`` marks that it was seen open). After the check the cabinet
+looks exactly as before it, so without memory the plan cannot tell whether the
+check is still due: with the drawers shut and the bowl off the plate it picks
+uniformly between checking (again) and moving the bowl. A bowl on the plate
+ends the plan (the scene then looks done); an open drawer always gets closed.
+
+The bowl (akita rim ~10.8 cm across, wider than the open fingers) is grasped by
+its rim with the P04 geometry (:mod:`memobench.experts.plans.p04`): one finger
+inside, one outside the wall on the bowl's -y side (toward the cabinet, away
+from the plate), hand tilted to the wall's lean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memobench.experts.control import CLOSE, OPEN
+from memobench.experts.drawers import LEVELS, CloseDrawer, OpenDrawer, is_closed, is_open
+from memobench.experts.expert import Memory, Plan
+from memobench.experts.plans.p04 import LIFT_Z, _CheckGrasp, _Guarded, _wall, grasp_rot
+from memobench.experts.scene import Scene
+from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill
+
+LEVEL = "middle"
+BOWL, PLATE = "akita_black_bowl_1", "plate_1"
+SIDE = -1.0  # grasp the wall on the bowl's -y side: the hand stays between cabinet and plate
+ON_PLATE = 0.012  # let go with the bowl's origin this far over the plate's (measured: rests at ~0.005)
+CARRY = 0.10  # the held bowl's origin this far over the plate's while carrying over it
+
+
+def pick_bowl() -> Chain:
+    """Grasp the bowl by its rim on the ``SIDE`` wall and lift it."""
+    site, up = _wall(BOWL, SIDE)
+    rot = grasp_rot(BOWL, SIDE)
+
+    def at(back: float):
+        def target(s: Scene) -> np.ndarray:
+            return s.pos(BOWL) + site + back * up
+        return target
+
+    return Chain([
+        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
+        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
+        Grip(CLOSE, rot=rot, name="close"),
+        Rise(LIFT_Z, rot, CLOSE, name="lift"),
+        _CheckGrasp(BOWL),
+    ], name="pick bowl")
+
+
+def place_bowl_on_plate() -> Chain:
+    """Carry the held bowl over the plate (steered by the bowl's own origin), lower it, let go."""
+    rot = grasp_rot(BOWL, SIDE)
+
+    def hand_for(extra: float):
+        def goal(s: Scene) -> np.ndarray:  # the hand where the held bowl's origin is at the goal
+            held_goal = s.pos(PLATE) + np.array([0.0, 0.0, ON_PLATE + extra])
+            return held_goal + (s.eef_pos() - s.pos(BOWL))
+        return goal
+
+    return Chain([
+        _Guarded(BOWL, hand_for(CARRY), rot, CLOSE, tol=0.012, name="carry"),
+        _Guarded(BOWL, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+        _Guarded(BOWL, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+        Grip(OPEN, rot=rot, name="release"),
+        Rise(LIFT_Z, rot, OPEN, name="retreat"),
+    ], name="bowl on plate")
+
+
+class CheckMiddleDrawerThenBowlPlan(Plan):
+    task_id = "T02-check-middle-drawer-then-bowl"
+
+    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
+        memory["checked"] = False  # the episode starts: the check is still due (no cue in this task)
+
+    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
+        if isinstance(finished, OpenDrawer) and is_open(scene, finished.level):
+            memory["opened"] = True
+        elif isinstance(finished, CloseDrawer) and is_closed(scene, finished.level):
+            was_opened = memory.pop("opened", False)
+            if was_opened and finished.level == LEVEL and "checked" in memory:
+                memory["checked"] = True
+
+    def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
+        held = scene.grasped(BOWL)
+        if scene.check("on", BOWL, PLATE) and not held:
+            return None  # the bowl is served: the scene looks done
+        ajar = [level for level in LEVELS if not is_closed(scene, level)]
+        if ajar and not held:  # a drawer stands open (the scene shows it): close it
+            return CloseDrawer(ajar[0])
+        if held:
+            return place_bowl_on_plate()
+        checked = memory.get("checked")
+        if checked is None:  # no memory: a shut cabinet looks the same before and after the check
+            checked = self.choose([False, True], rng)
+        return Chain([pick_bowl(), place_bowl_on_plate()], name="bowl to plate") if checked else OpenDrawer(LEVEL)
