@@ -290,7 +290,7 @@ def _stats_cells(group: GroupStats) -> list[str]:
 def catalogue_command(
     out: Annotated[Path, typer.Option(help="The markdown file to write.")] = Path("docs/tasks.md"),
     tasks: SelectorOption = None,
-    images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL).")] = True,
+    images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones.")] = True,
 ) -> None:
     """Write the task catalogue: per task its instruction, bindings, chance, checkpoints and stills."""
     from memobench.catalogue import catalogue_markdown, render_stills
@@ -303,7 +303,9 @@ def catalogue_command(
             paths = render_stills(task, image_dir)
             console.print(f"{task.id}: " + ", ".join(str(p) for p in paths.values()))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(catalogue_markdown(selected, out.stem if images else None) + "\n")
+    # --no-images keeps linking stills rendered earlier (text-only edits need no simulator)
+    linked = images or image_dir.is_dir()
+    out.write_text(catalogue_markdown(selected, out.stem if linked else None) + "\n")
     typer.echo(f"wrote {out}")
 
 
