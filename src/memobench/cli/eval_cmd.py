@@ -55,7 +55,7 @@ def _load_policy(policy: str | None, adapter_spec: str | None, kwargs: dict[str,
 
 def eval_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = DEFAULT_TASKS,
-    policy: Annotated[str | None, typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random.")] = None,
+    policy: Annotated[str | None, typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server).")] = None,
     adapter_spec: Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")] = None,
     adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task.")] = 2,
