@@ -31,60 +31,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.control import CLOSE, DOWN, OPEN, rot_axis
+from memobench.experts.bowl_carry import (
+    LIFT_Z,
+    RIM,
+    Guarded,
+    finger_reach,
+    grasp_rot,
+    kind,
+    pick_bowl_from,
+)
+from memobench.experts.control import CLOSE, OPEN
 from memobench.experts.expert import Memory, Plan
 from memobench.experts.plans.cues import pointed_objects
 from memobench.experts.scene import Scene
-from memobench.experts.skills import TABLE_Z, Chain, Grip, MoveTo, Rise, Skill
+from memobench.experts.skills import Chain, Grip, Rise, Skill
 
 BOWLS = ("akita_black_bowl_1", "red_akita_black_bowl_1", "white_bowl_1")
-WHITE = "white_bowl_1"
 
-# The upper wall: a ring of thin boxes leaning outward. Per kind: radius and height of the
-# box centre over the bowl's origin, half its slant length, and the sine of its lean.
-WALL = {"akita": (0.0471, 0.0337, 0.01875, 0.253), "white": (0.0357, 0.0226, 0.01266, 0.284)}
-RIM = {"akita": 0.052, "white": 0.035}  # rim height over the bowl's origin
-# The hand is tilted to the wall's lean so the finger pads lie flat on it (held on an edge,
-# a bowl pivots out of the fingers within ~50 steps). The grip site sits on the wall's mid
-# surface this far below the rim (along the wall): the pads (-0.005..+0.012 along the
-# approach axis around the site) then cover the top ~1.5 cm of the wall.
-GRIP_BELOW_RIM = 0.010
-FINGER_BOTTOM = 0.011  # the finger bodies reach this far past the grip site along the approach axis
 # Resting height of a bowl's origin over the origin of the bowl it sits in (measured).
 NEST = {("akita", "akita"): 0.018, ("white", "akita"): 0.007, ("akita", "white"): 0.024,
         ("white", "white"): 0.024}
 RELEASE_MARGIN = 0.006  # let go at least this much above the resting height
 RIM_CLEARANCE = 0.004  # ... and with the outer finger this much above the lower bowl's rim
 CARRY_MARGIN = 0.10  # held bowl's origin this much above the target's while carrying over it
-LIFT_Z = TABLE_Z + 0.20  # hand height after grasping (held akita bowl's bottom ~16 cm above the table)
-
-
-def kind(bowl: str) -> str:
-    return "white" if bowl == WHITE else "akita"
-
-
-class _Guarded(MoveTo):
-    """MoveTo that gives up as soon as ``bowl`` is no longer in the hand."""
-
-    def __init__(self, bowl: str, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.bowl = bowl
-
-    def step(self, scene: Scene) -> np.ndarray | None:
-        if not scene.grasped(self.bowl):
-            return self.finish(False)
-        return super().step(scene)
-
-
-class _CheckGrasp(Skill):
-    """Succeeds (at once, no action) when ``bowl`` is held, fails otherwise."""
-
-    def __init__(self, bowl: str):
-        super().__init__()
-        self.bowl, self.name = bowl, f"check {bowl}"
-
-    def step(self, scene: Scene) -> np.ndarray | None:
-        return self.finish(scene.grasped(self.bowl))
 
 
 def grasp_side(scene: Scene, bowl: str) -> float:
@@ -94,44 +63,9 @@ def grasp_side(scene: Scene, bowl: str) -> float:
     return 1.0 if y >= np.mean(others) else -1.0
 
 
-def _wall(bowl: str, side: float) -> tuple[np.ndarray, np.ndarray]:
-    """(grip site over the bowl's origin, wall's up direction) for the wall on ``side`` (+-y)."""
-    r, z, half, sin = WALL[kind(bowl)]
-    up = np.array([0.0, side * sin, np.sqrt(1.0 - sin**2)])
-    top = np.array([0.0, side * r, z]) + half * up
-    return top - GRIP_BELOW_RIM * up, up
-
-
-def grasp_rot(bowl: str, side: float) -> np.ndarray:
-    """Hand orientation with the approach axis along the wall, pointing down (fingers close across it)."""
-    sin = WALL[kind(bowl)][3]
-    return rot_axis(np.array([1.0, 0.0, 0.0]), -side * np.arcsin(sin)) @ DOWN
-
-
-def finger_reach(bowl: str) -> float:
-    """Height of the fingers' lowest point over the origin of a bowl held by its rim."""
-    site, up = _wall(bowl, 1.0)
-    return float(site[2] - FINGER_BOTTOM * up[2])
-
-
 def pick_bowl(scene: Scene, bowl: str) -> Chain:
-    """Grasp ``bowl`` by its rim (fingers either side of the wall) and lift it."""
-    side = grasp_side(scene, bowl)
-    site, up = _wall(bowl, side)
-    rot = grasp_rot(bowl, side)
-
-    def at(back: float):
-        def target(s: Scene) -> np.ndarray:
-            return s.pos(bowl) + site + back * up
-        return target
-
-    return Chain([
-        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
-        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=rot, name="close"),
-        Rise(LIFT_Z, rot, CLOSE, name="lift"),
-        _CheckGrasp(bowl),
-    ], name=f"pick {bowl}")
+    """Grasp ``bowl`` by its rim on the wall facing away from the row's centre, and lift it."""
+    return pick_bowl_from(bowl, grasp_side(scene, bowl))
 
 
 def release_height(scene: Scene, held: str, target: str) -> float:
@@ -162,9 +96,9 @@ def place_bowl(scene: Scene, held: str, target: str) -> Chain:
         return goal
 
     return Chain([
-        _Guarded(held, hand_for(CARRY_MARGIN), rot, CLOSE, tol=0.012, name="carry"),
-        _Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        _Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+        Guarded(held, hand_for(CARRY_MARGIN), rot, CLOSE, tol=0.012, name="carry"),
+        Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+        Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
         Grip(OPEN, rot=rot, name="release"),
         Rise(LIFT_Z, rot, OPEN, name="retreat"),
     ], name=f"place {held} in {target}")

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from memobench.experts.bowl_carry import LIFT_Z, Guarded, grasp_rot, pick_bowl_from
 from memobench.experts.control import CLOSE, OPEN
 from memobench.experts.drawers import LEVELS, CloseDrawer, OpenDrawer, is_closed, is_open
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.p04 import LIFT_Z, _CheckGrasp, _Guarded, _wall, grasp_rot
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill
+from memobench.experts.skills import Chain, Grip, Rise, Skill
 
 LEVEL = "middle"
 BOWL, PLATE = "akita_black_bowl_1", "plate_1"
@@ -33,21 +33,7 @@ CARRY = 0.10  # the held bowl's origin this far over the plate's while carrying 
 
 def pick_bowl() -> Chain:
     """Grasp the bowl by its rim on the ``SIDE`` wall and lift it."""
-    site, up = _wall(BOWL, SIDE)
-    rot = grasp_rot(BOWL, SIDE)
-
-    def at(back: float):
-        def target(s: Scene) -> np.ndarray:
-            return s.pos(BOWL) + site + back * up
-        return target
-
-    return Chain([
-        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
-        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=rot, name="close"),
-        Rise(LIFT_Z, rot, CLOSE, name="lift"),
-        _CheckGrasp(BOWL),
-    ], name="pick bowl")
+    return pick_bowl_from(BOWL, SIDE)
 
 
 def place_bowl_on_plate() -> Chain:
@@ -61,9 +47,9 @@ def place_bowl_on_plate() -> Chain:
         return goal
 
     return Chain([
-        _Guarded(BOWL, hand_for(CARRY), rot, CLOSE, tol=0.012, name="carry"),
-        _Guarded(BOWL, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        _Guarded(BOWL, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+        Guarded(BOWL, hand_for(CARRY), rot, CLOSE, tol=0.012, name="carry"),
+        Guarded(BOWL, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+        Guarded(BOWL, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
         Grip(OPEN, rot=rot, name="release"),
         Rise(LIFT_Z, rot, OPEN, name="retreat"),
     ], name="bowl on plate")

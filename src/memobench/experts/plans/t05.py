@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from memobench.experts.bowl_carry import LIFT_Z, grasp_rot, wall_grip
 from memobench.experts.control import CLOSE, OPEN
 from memobench.experts.expert import Memory, Plan
 from memobench.experts.microwave import CloseMicrowave, OpenMicrowave, is_closed
-from memobench.experts.plans.p04 import LIFT_Z, _wall, grasp_rot
 from memobench.experts.plans.t04 import check_done, remember_check
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill
@@ -40,7 +40,7 @@ HIGH_Z = 1.18
 
 def pick_bowl() -> Chain:
     """Grasp the white bowl by its rim wall on the ``SIDE`` side and lift it."""
-    site, up = _wall(BOWL, SIDE)
+    site, up = wall_grip(BOWL, SIDE)
     rot = grasp_rot(BOWL, SIDE)
 
     def at(back: float):
