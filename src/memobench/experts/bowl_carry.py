@@ -110,6 +110,30 @@ def pick_bowl_from(bowl: str, side: float) -> Chain:
     ], name=f"pick {bowl}")
 
 
+def place_held_bowl(held: str, side: float, goal: Callable[[Scene, float], np.ndarray], *, carry: float,
+                    name: str) -> Chain:
+    """Carry the bowl held on its ``side`` wall, lower it and let go.
+
+    ``goal(scene, extra)`` is where the bowl's origin should be ``extra`` metres above
+    its release point; the hand is steered by the bowl's own origin (the grasp offset is
+    read live), carrying ``carry`` above, aligning 3 cm above, then lowering.
+    """
+    rot = grasp_rot(held, side)
+
+    def hand_for(extra: float):
+        def target(s: Scene) -> np.ndarray:
+            return goal(s, extra) + (s.eef_pos() - s.pos(held))
+        return target
+
+    return Chain([
+        Guarded(held, hand_for(carry), rot, CLOSE, tol=0.012, name="carry"),
+        Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+        Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+        Grip(OPEN, rot=rot, name="release"),
+        Rise(LIFT_Z, rot, OPEN, name="retreat"),
+    ], name=name)
+
+
 def set_down(held: str, goal: Callable[[Scene], np.ndarray], rot, *, carry: float = CARRY_MARGIN,
              retreat_z: float = LIFT_Z) -> Chain:
     """Carry ``held`` until its origin is at ``goal(scene)`` (steered by the object itself), let go, rise.

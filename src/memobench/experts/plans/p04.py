@@ -32,19 +32,16 @@ from __future__ import annotations
 import numpy as np
 
 from memobench.experts.bowl_carry import (
-    LIFT_Z,
     RIM,
-    Guarded,
     finger_reach,
-    grasp_rot,
     kind,
     pick_bowl_from,
+    place_held_bowl,
 )
-from memobench.experts.control import CLOSE, OPEN
 from memobench.experts.expert import Memory, Plan
 from memobench.experts.plans.cues import pointed_objects
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Chain, Grip, Rise, Skill
+from memobench.experts.skills import Chain, Skill
 
 BOWLS = ("akita_black_bowl_1", "red_akita_black_bowl_1", "white_bowl_1")
 
@@ -86,22 +83,12 @@ def release_height(scene: Scene, held: str, target: str) -> float:
 def place_bowl(scene: Scene, held: str, target: str) -> Chain:
     """Carry the held bowl over ``target``, lower it until just above where it rests in it, let go."""
     side = 1.0 if scene.eef_pos()[1] >= scene.pos(held)[1] else -1.0
-    rot = grasp_rot(held, side)
 
-    def hand_for(extra: float):
-        def goal(s: Scene) -> np.ndarray:  # the hand where the held bowl's origin is at the goal
-            xy = s.pos(target)[:2]
-            held_goal = np.array([xy[0], xy[1], release_height(s, held, target) + extra])
-            return held_goal + (s.eef_pos() - s.pos(held))
-        return goal
+    def goal(s: Scene, extra: float) -> np.ndarray:
+        xy = s.pos(target)[:2]
+        return np.array([xy[0], xy[1], release_height(s, held, target) + extra])
 
-    return Chain([
-        Guarded(held, hand_for(CARRY_MARGIN), rot, CLOSE, tol=0.012, name="carry"),
-        Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
-        Rise(LIFT_Z, rot, OPEN, name="retreat"),
-    ], name=f"place {held} in {target}")
+    return place_held_bowl(held, side, goal, carry=CARRY_MARGIN, name=f"place {held} in {target}")
 
 
 class StackInOrderPlan(Plan):

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.bowl_carry import LIFT_Z, Guarded, grasp_rot, pick_bowl_from
-from memobench.experts.control import CLOSE, OPEN
+from memobench.experts.bowl_carry import pick_bowl_from, place_held_bowl
 from memobench.experts.drawers import LEVELS, CloseDrawer, OpenDrawer, is_closed, is_open
 from memobench.experts.expert import Memory, Plan
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Chain, Grip, Rise, Skill
+from memobench.experts.skills import Chain, Skill
 
 LEVEL = "middle"
 BOWL, PLATE = "akita_black_bowl_1", "plate_1"
@@ -38,21 +37,10 @@ def pick_bowl() -> Chain:
 
 def place_bowl_on_plate() -> Chain:
     """Carry the held bowl over the plate (steered by the bowl's own origin), lower it, let go."""
-    rot = grasp_rot(BOWL, SIDE)
+    def goal(s: Scene, extra: float) -> np.ndarray:
+        return s.pos(PLATE) + np.array([0.0, 0.0, ON_PLATE + extra])
 
-    def hand_for(extra: float):
-        def goal(s: Scene) -> np.ndarray:  # the hand where the held bowl's origin is at the goal
-            held_goal = s.pos(PLATE) + np.array([0.0, 0.0, ON_PLATE + extra])
-            return held_goal + (s.eef_pos() - s.pos(BOWL))
-        return goal
-
-    return Chain([
-        Guarded(BOWL, hand_for(CARRY), rot, CLOSE, tol=0.012, name="carry"),
-        Guarded(BOWL, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        Guarded(BOWL, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
-        Rise(LIFT_Z, rot, OPEN, name="retreat"),
-    ], name="bowl on plate")
+    return place_held_bowl(BOWL, SIDE, goal, carry=CARRY, name="bowl on plate")
 
 
 class CheckMiddleDrawerThenBowlPlan(Plan):
