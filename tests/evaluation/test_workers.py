@@ -1,4 +1,9 @@
-"""A run gives the same ledger records with one worker or a pool of two."""
+"""Worker processes give the in-process records: 1 or 2 local workers, Ray, and after faults.
+
+Faults are real: an adapter SIGKILLs its worker process, or hangs it until
+the episode timeout, on the first call of the run; that episode is run again
+on a fresh worker and the ledger says so.
+"""
 
 from __future__ import annotations
 
@@ -16,25 +21,76 @@ from memobench.suite import Suite
 
 pytestmark = pytest.mark.sim
 
+FAULTY = str(Path(__file__).with_name("faulty_adapters.py"))
 
-def records_by_episode(out: Path) -> dict[tuple[str, int], dict]:
+
+def records_by_episode(out: Path, keep_retries: bool = False) -> dict[tuple[str, int], dict]:
     out_records = {}
     for record in read_ledger(out / LEDGER_FILENAME):
         data = record.model_dump(mode="json")
         data.pop("timings")
+        if not keep_retries:
+            data.pop("attempts"), data.pop("retry_reasons")
         out_records[(record.task_id, record.episode)] = data
     return out_records
 
 
-def test_one_worker_and_two_workers_write_the_same_records(tmp_path):
+def run(out: Path, tasks, policy: dict, episodes: int = 3, **execution) -> None:
+    request = RunRequest(tasks=tasks, num_trials_per_task=episodes, protocol=Protocol(horizon=40, adapter_timeout=0),
+                         out_root=out, policy=policy, **execution)
+    spec = policy.get("adapter_spec") or builtin_spec(policy["name"])
+    evaluate(request, build_adapter(spec, policy.get("adapter_kwargs") or {}), console=Console(file=io.StringIO()))
+
+
+@pytest.fixture(scope="module")
+def two_tasks():
     suite = Suite.load()
-    tasks = [suite.get("T03-check-all-drawers"), suite.get("O01-cued-milk")]
-    for workers in (1, 2):
-        request = RunRequest(tasks=tasks, num_trials_per_task=3, protocol=Protocol(horizon=40, adapter_timeout=0),
-                             out_root=tmp_path / f"w{workers}", policy={"name": "expert", "adapter_kwargs": {}},
-                             workers=workers)
-        evaluate(request, build_adapter(builtin_spec("expert")), console=Console(file=io.StringIO()))
-    one, two = records_by_episode(tmp_path / "w1"), records_by_episode(tmp_path / "w2")
-    assert len(one) == 6 and one == two
+    return [suite.get("T03-check-all-drawers"), suite.get("O01-cued-milk")]
+
+
+@pytest.fixture(scope="module")
+def in_process(two_tasks, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("w1")
+    run(out, two_tasks, {"name": "expert", "adapter_kwargs": {}})
+    return records_by_episode(out)
+
+
+def test_one_worker_and_two_workers_write_the_same_records(two_tasks, in_process, tmp_path):
+    run(tmp_path, two_tasks, {"name": "expert", "adapter_kwargs": {}}, workers=2)
+    assert len(in_process) == 6 and records_by_episode(tmp_path) == in_process
     # the expert acted in every episode: 40 steps at replan 5 are 8 queries
-    assert all(r["status"] == "ok" and r["policy_queries"] == 8 for r in one.values())
+    assert all(r["status"] == "ok" and r["policy_queries"] == 8 for r in in_process.values())
+
+
+def test_ray_workers_write_the_same_records(two_tasks, in_process, tmp_path):
+    pytest.importorskip("ray")
+    run(tmp_path, two_tasks, {"name": "expert", "adapter_kwargs": {}}, workers=2, backend="ray")
+    assert records_by_episode(tmp_path) == in_process
+
+
+@pytest.fixture(scope="module")
+def noop_reference(two_tasks, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("noop")
+    run(out, two_tasks[:1], {"name": "noop", "adapter_kwargs": {}})
+    return records_by_episode(out)
+
+
+def test_a_killed_worker_is_replaced_and_its_episode_rerun_once(two_tasks, noop_reference, tmp_path):
+    policy = {"adapter_spec": f"{FAULTY}:dies_once", "adapter_kwargs": {"marker": str(tmp_path / "died")}}
+    run(tmp_path / "out", two_tasks[:1], policy, workers=2)
+    records = records_by_episode(tmp_path / "out", keep_retries=True)
+    retried = [r for r in records.values() if r["attempts"] > 1]
+    assert len(read_ledger(tmp_path / "out" / LEDGER_FILENAME)) == 3  # each episode exactly once
+    assert len(retried) == 1 and retried[0]["attempts"] == 2
+    assert retried[0]["retry_reasons"] == ["worker process died (killed by SIGKILL)"]
+    assert records_by_episode(tmp_path / "out") == noop_reference
+
+
+def test_a_hung_worker_is_cut_off_at_the_episode_timeout(two_tasks, noop_reference, tmp_path):
+    policy = {"adapter_spec": f"{FAULTY}:hangs_once", "adapter_kwargs": {"marker": str(tmp_path / "hung")}}
+    # one worker: the timeout alone isolates the episodes in a process
+    run(tmp_path / "out", two_tasks[:1], policy, workers=1, episode_timeout=40)
+    records = records_by_episode(tmp_path / "out", keep_retries=True)
+    assert [r["retry_reasons"] for r in records.values() if r["attempts"] > 1] == [
+        ["episode ran past --episode-timeout 40 s"]]
+    assert records_by_episode(tmp_path / "out") == noop_reference

@@ -17,6 +17,11 @@ DEFAULT_TASKS = "pilot"
 DEFAULT_POLICY = "expert"
 
 
+class Backend(StrEnum):
+    LOCAL = "local"
+    RAY = "ray"
+
+
 class VideoMode(StrEnum):
     NONE = "none"
     FAILURES = "failures"
@@ -73,6 +78,10 @@ def eval_command(
     out_root: Annotated[Path | None, typer.Option(help="Output folder (default: runs/<policy>-<time>).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out-root, skipping finished episodes.")] = False,
     workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
+    backend: Annotated[Backend, typer.Option(help="Where workers run: this machine, or Ray (pip install 'memobench[ray]').")] = Backend.LOCAL,
+    ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray (default: start a local Ray).")] = None,
+    episode_timeout: Annotated[float | None, typer.Option(min=1, help="Seconds an episode may run before its worker counts as hung and is replaced.")] = None,
+    max_attempts: Annotated[int, typer.Option(min=1, help="Executions of an episode whose worker dies or hangs (policy errors are never retried).")] = 3,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.evaluation.protocol import Protocol
@@ -102,7 +111,10 @@ def eval_command(
     )
     request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
                          out_root=out_root, policy=policy_block, video=video.value, resume=resume,
-                         workers=workers)
+                         workers=workers, backend=backend.value, ray_address=ray_address,
+                         episode_timeout=episode_timeout, max_attempts=max_attempts)
+    if ray_address and backend is not Backend.RAY:
+        raise _fail("--ray-address needs --backend ray")
     try:
         result = evaluate(request, adapter)
     except RunFolderError as e:

@@ -72,7 +72,8 @@ class EpisodeRecord(BaseModel):
     steps: int  # control steps executed in the policy phase
     policy_queries: int = 0
     error: str | None = None  # the adapter's or simulator's message when status != ok
-    attempts: int = 1  # executions of this episode (> 1 only after a worker crash)
+    attempts: int = 1  # executions of this episode (> 1 only after a worker died or hung)
+    retry_reasons: list[str] = Field(default_factory=list)  # why each lost execution was lost
     timings: dict[str, float] = Field(default_factory=dict)  # seconds: reset, cue, policy, sim, total
 
     def to_json_line(self) -> str:

@@ -1,4 +1,4 @@
-"""Run a policy over tasks and episodes into an output folder (in-process or a local process pool).
+"""Run a policy over tasks and episodes into an output folder (in-process, local processes or Ray).
 
 The output folder (PROTOCOL.md): ``run.json``, the append-only
 ``ledger.jsonl``, the derived ``summary.json`` / ``task_summary.csv`` /
@@ -6,10 +6,12 @@ The output folder (PROTOCOL.md): ``run.json``, the append-only
 Episodes already in the ledger are skipped, so a killed run resumes where
 it stopped without losing or repeating a finished episode.
 
-With ``workers > 1`` episodes run in a pool of spawned processes, each with
-its own adapter (rebuilt from the run's policy block), env cache and guard;
-the parent alone writes the ledger. An episode's record depends only on its
-seed, so the ledger holds the same records whatever the worker count (in
+With ``workers > 1``, the Ray backend or an episode timeout, episodes run in
+worker processes (:mod:`memobench.evaluation.executors`), each with its own
+adapter (rebuilt from the run's policy block), env cache and guard; a worker
+that dies or hangs is replaced and its episode run again. The parent alone
+writes the ledger. An episode's record depends only on its seed, so the
+ledger holds the same records whatever the backend and worker count (in
 completion order, apart from timings).
 """
 
@@ -54,6 +56,15 @@ class RunRequest:
     video: str = "none"
     resume: bool = False
     workers: int = 1  # processes; results do not depend on it
+    backend: str = "local"  # "local" (this machine) or "ray"
+    ray_address: str | None = None  # a Ray cluster; None starts a local Ray
+    episode_timeout: float | None = None  # seconds before a worker's episode counts as hung
+    max_attempts: int = 3  # executions of an episode whose worker dies or hangs
+
+    @property
+    def in_process(self) -> bool:
+        """Whether episodes run in this process (no isolation, so no timeout or retry)."""
+        return self.backend == "local" and self.workers == 1 and not self.episode_timeout
 
 
 @dataclass
@@ -100,10 +111,10 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
             console.print(f"[yellow]ledger: {warning}")
         plans = pending_plans(request.tasks, request.num_trials_per_task, request.protocol.seed, ledger.done_keys())
         result.skipped = len(tasks) * request.num_trials_per_task - len(plans)
-        if request.workers > 1:
-            records = _run_in_pool(plans, request, render)
+        if request.in_process:
+            records = (run_one(tasks[plan.task_id], plan, envs, guard, request, render) for plan in plans)
         else:
-            records = (_run_one(tasks[plan.task_id], plan, envs, guard, request, render) for plan in plans)
+            records = _run_in_workers(plans, request, render)
         with _progress(console) as progress:
             bar = progress.add_task("episodes", total=len(plans), last="")
             for record in records:
@@ -119,41 +130,24 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
     return result
 
 
-# -- the process pool ---------------------------------------------------------------
-_WORKER: dict[str, Any] = {}  # per worker process: its tasks, adapter guard, env cache, request
+def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool):
+    """Yield the records of ``plans`` as the workers finish them."""
+    from memobench.evaluation.episode import env_error_record
+    from memobench.evaluation.executors import LocalBackend, RayBackend, dispatch
+
+    if request.backend == "ray":
+        backend = RayBackend(request, render, address=request.ray_address, num_cpus=request.workers)
+    else:
+        backend = LocalBackend(request, render)
+    tasks = {t.id: t for t in request.tasks}
+    yield from dispatch(plans, backend, request.workers, episode_timeout=request.episode_timeout,
+                        max_attempts=request.max_attempts,
+                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why))
 
 
-def _worker_init(request: RunRequest, render: bool) -> None:
-    from memobench.policies.loader import build_adapter, builtin_spec
-
-    block = request.policy
-    spec = block["adapter_spec"] if "adapter_spec" in block else builtin_spec(block["name"])
-    adapter = build_adapter(spec, block.get("adapter_kwargs") or {})
-    _WORKER.update(tasks={t.id: t for t in request.tasks}, envs=EnvCache(), request=request, render=render,
-                   guard=AdapterGuard(adapter, timeout=request.protocol.adapter_timeout))
-
-
-def _worker_run(plan: EpisodePlan) -> EpisodeRecord:
-    w = _WORKER
-    return _run_one(w["tasks"][plan.task_id], plan, w["envs"], w["guard"], w["request"], w["render"])
-
-
-def _run_in_pool(plans: list[EpisodePlan], request: RunRequest, render: bool):
-    """Yield the records of ``plans`` as the pool finishes them."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    context = multiprocessing.get_context("spawn")  # MuJoCo and EGL state must not be forked
-    with ProcessPoolExecutor(request.workers, mp_context=context, initializer=_worker_init,
-                             initargs=(request, render)) as pool:
-        # submitted in (task, variant) order: each worker's env cache keeps being reused
-        futures = [pool.submit(_worker_run, plan) for plan in plans]
-        for future in as_completed(futures):
-            yield future.result()
-
-
-def _run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
+def run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
              request: RunRequest, render: bool) -> EpisodeRecord:
+    """One episode on a cached env; videos written if the run asks for them."""
     from memobench.evaluation.episode import env_error_record, run_episode
 
     try:

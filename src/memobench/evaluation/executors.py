@@ -1,0 +1,306 @@
+"""Where episodes run: a pool of worker processes, local or on Ray, that survives faults.
+
+Both backends hand whole episodes to long-lived workers. A worker builds its
+adapter once and keeps an env cache, so an env is built once per (task,
+variant) per worker; the dispatcher gives a free worker the next episode of
+the variant it ran last when there is one, so envs keep being reused.
+
+Faults (ISSUE 6): a worker that dies (segfault, OOM kill) or runs one episode
+past ``episode_timeout`` seconds is killed and replaced, and its episode is
+run again, same seed, up to ``max_attempts`` executions in all. The record
+says so (``attempts``, ``retry_reasons``); an episode that exhausts its
+attempts is recorded as an ``env_error``. Policy failures are not faults: the
+adapter guard inside the worker turns them into ``adapter_error`` records,
+which are never retried.
+
+An episode's record depends only on its plan, so the records are the same
+whatever the backend and worker count (apart from timings and retries).
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import signal
+import time
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for_connections
+from typing import Any, Protocol
+
+from memobench.evaluation.protocol import EpisodePlan
+
+DEFAULT_MAX_ATTEMPTS = 3
+
+
+class WorkerLost(Exception):
+    """The worker died, or was killed, before it returned its episode's record."""
+
+
+class Worker(Protocol):
+    """One long-lived episode runner."""
+
+    last_variant: tuple[str, int] | None
+
+    def submit(self, plan: EpisodePlan) -> None: ...
+
+    def collect(self) -> Any: ...  # the record; raises WorkerLost
+
+    def kill(self) -> None: ...
+
+
+class Backend(Protocol):
+    """Starts workers and waits on them."""
+
+    def spawn(self) -> Worker: ...
+
+    def wait(self, workers: list[Worker], timeout: float | None) -> list[Worker]: ...
+
+    def shutdown(self) -> None: ...
+
+
+@dataclass
+class _Busy:
+    plan: EpisodePlan
+    started: float
+
+
+def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
+             episode_timeout: float | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+             failed_record=None) -> Iterator[Any]:
+    """Run ``plans`` on ``workers`` workers of ``backend``; yield records as they finish.
+
+    ``failed_record(plan, reason)`` makes the record of an episode whose
+    attempts are exhausted. Workers are shut down when the generator ends or
+    is closed.
+    """
+    pending = collections.deque(plans)
+    reasons: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
+    idle: list[Worker] = []
+    busy: dict[Worker, _Busy] = {}
+    try:
+        idle = [backend.spawn() for _ in range(min(workers, len(plans)))]
+        while pending or busy:
+            while idle and pending:
+                worker = idle.pop()
+                plan = _next_for(worker, pending)
+                worker.submit(plan)
+                worker.last_variant = (plan.task_id, plan.variant)
+                busy[worker] = _Busy(plan, time.monotonic())
+            ready = backend.wait(list(busy), _time_left(busy, episode_timeout))
+            lost: list[tuple[Worker, str]] = []
+            for worker in ready:
+                job = busy.pop(worker)
+                try:
+                    record = worker.collect()
+                except WorkerLost as e:
+                    lost.append((worker, str(e)))
+                    busy[worker] = job  # handled with the hung ones below
+                    continue
+                idle.append(worker)
+                tried = reasons.get(_key(job.plan), [])
+                yield _with_retries(record, tried, len(tried) + 1)
+            if episode_timeout:
+                now = time.monotonic()
+                lost += [(w, f"episode ran past --episode-timeout {episode_timeout:g} s")
+                         for w, job in busy.items() if now - job.started > episode_timeout]
+            for worker, reason in lost:
+                job = busy.pop(worker)
+                worker.kill()
+                tried = reasons[_key(job.plan)]
+                tried.append(reason)
+                if len(tried) < max_attempts:
+                    pending.appendleft(job.plan)  # same seed, on the next free worker
+                else:
+                    message = f"gave up after {len(tried)} attempts; last: {reason}"
+                    yield _with_retries(failed_record(job.plan, message), tried, len(tried))
+                if pending:
+                    idle.append(backend.spawn())
+    finally:
+        for worker in [*idle, *busy]:
+            worker.kill()
+        backend.shutdown()
+
+
+def _key(plan: EpisodePlan) -> tuple[str, int]:
+    return (plan.task_id, plan.episode)
+
+
+def _next_for(worker: Worker, pending: collections.deque) -> EpisodePlan:
+    """The next plan of the variant the worker ran last (its env is built), else the next plan."""
+    if worker.last_variant is not None:
+        for i, plan in enumerate(pending):
+            if (plan.task_id, plan.variant) == worker.last_variant:
+                del pending[i]
+                return plan
+    return pending.popleft()
+
+
+def _time_left(busy: dict[Worker, _Busy], episode_timeout: float | None) -> float | None:
+    if not episode_timeout or not busy:
+        return None
+    oldest = min(job.started for job in busy.values())
+    return max(0.0, oldest + episode_timeout - time.monotonic()) + 0.05
+
+
+def _with_retries(record, reasons: list[str], attempts: int):
+    """``record`` marked with how many executions it took and why the earlier ones were lost."""
+    if attempts == 1:
+        return record
+    return record.model_copy(update={"attempts": attempts, "retry_reasons": list(reasons)})
+
+
+# -- the worker body, shared by both backends -------------------------------------------
+class EpisodeRunner:
+    """What a worker holds: its adapter (behind a guard), env cache and the run request."""
+
+    def __init__(self, request, render: bool):
+        from memobench.evaluation.envs import EnvCache
+        from memobench.policies.adapter import AdapterGuard
+        from memobench.policies.loader import build_adapter, builtin_spec
+
+        block = request.policy
+        spec = block["adapter_spec"] if "adapter_spec" in block else builtin_spec(block["name"])
+        adapter = build_adapter(spec, block.get("adapter_kwargs") or {})
+        self.tasks = {t.id: t for t in request.tasks}
+        self.envs = EnvCache()
+        self.guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout)
+        self.request, self.render = request, render
+
+    def run(self, plan: EpisodePlan):
+        from memobench.evaluation.episode import env_error_record
+        from memobench.evaluation.runner import run_one
+
+        task = self.tasks[plan.task_id]
+        try:
+            return run_one(task, plan, self.envs, self.guard, self.request, self.render)
+        except Exception:  # a harness bug must not look like a crash to retry
+            return env_error_record(task, plan, "the episode raised in the worker:\n" + traceback.format_exc())
+
+
+# -- local processes ----------------------------------------------------------------
+def _local_worker_main(conn, request, render: bool) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    runner = EpisodeRunner(request, render)
+    while True:
+        plan = conn.recv()
+        if plan is None:
+            return
+        conn.send(runner.run(plan))
+
+
+class _LocalWorker:
+    def __init__(self, context, request, render: bool):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_local_worker_main, args=(child, request, render), daemon=True)
+        self.process.start()
+        child.close()
+        self.last_variant = None
+
+    def submit(self, plan: EpisodePlan) -> None:
+        self.conn.send(plan)
+
+    def collect(self):
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(timeout=5)
+            raise WorkerLost(f"worker process died ({_exit_text(self.process.exitcode)})") from None
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(timeout=10)
+        self.conn.close()
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+class LocalBackend:
+    """Spawned processes on this machine (never forked: MuJoCo and EGL state must not be)."""
+
+    def __init__(self, request, render: bool):
+        self.context = multiprocessing.get_context("spawn")
+        self.request, self.render = request, render
+
+    def spawn(self) -> _LocalWorker:
+        return _LocalWorker(self.context, self.request, self.render)
+
+    def wait(self, workers: list[_LocalWorker], timeout: float | None) -> list[_LocalWorker]:
+        by_handle = {}
+        for w in workers:
+            by_handle[w.conn] = w
+            by_handle[w.process.sentinel] = w  # death without a reply
+        ready = wait_for_connections(list(by_handle), timeout)
+        return list(dict.fromkeys(by_handle[h] for h in ready))
+
+    def shutdown(self) -> None:
+        pass
+
+
+# -- Ray ---------------------------------------------------------------------------
+class _RayWorker:
+    def __init__(self, actor_class, request, render: bool):
+        self.actor = actor_class.remote(request, render)
+        self.ref = None
+        self.last_variant = None
+
+    def submit(self, plan: EpisodePlan) -> None:
+        self.ref = self.actor.run.remote(plan)
+
+    def collect(self):
+        import ray
+
+        try:
+            return ray.get(self.ref)
+        except ray.exceptions.RayTaskError:
+            raise  # cannot happen (EpisodeRunner.run catches): a harness bug, not a lost worker
+        except ray.exceptions.RayError as e:  # actor died, node lost, OOM-killed, ...
+            raise WorkerLost(f"Ray worker died ({type(e).__name__})") from None
+
+    def kill(self) -> None:
+        import ray
+
+        ray.kill(self.actor, no_restart=True)
+
+
+class RayBackend:
+    """Ray actors (one CPU each), on a local Ray or the cluster at ``address``."""
+
+    def __init__(self, request, render: bool, address: str | None = None, num_cpus: int | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise RuntimeError("--backend ray needs Ray: pip install 'memobench[ray]'") from None
+        self._started_here = not ray.is_initialized()
+        if self._started_here:
+            ray.init(address=address, num_cpus=None if address else num_cpus,
+                     include_dashboard=False, log_to_driver=False, configure_logging=False)
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(EpisodeRunner)
+        self.request, self.render = request, render
+
+    def spawn(self) -> _RayWorker:
+        return _RayWorker(self.actor_class, self.request, self.render)
+
+    def wait(self, workers: list[_RayWorker], timeout: float | None) -> list[_RayWorker]:
+        import ray
+
+        by_ref = {w.ref: w for w in workers}
+        ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=timeout)
+        return [by_ref[r] for r in ready]
+
+    def shutdown(self) -> None:
+        import ray
+
+        if self._started_here:
+            ray.shutdown()

@@ -1,0 +1,39 @@
+"""Adapters that break their worker once (the marker file says it happened), then behave as ``noop``.
+
+Loaded by ``--adapter-spec tests/evaluation/faulty_adapters.py:<factory>`` inside
+worker processes, so the first execution of some episode loses its worker and
+the re-execution runs normally.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+from memobench.policies.builtin import NoopPolicy
+
+
+class _BreaksOnce(NoopPolicy):
+    def __init__(self, marker: str, how: str):
+        super().__init__()
+        self.marker, self.how = Path(marker), how
+
+    def infer_actions(self, obs, prompt, resize_size):
+        try:
+            self.marker.touch(exist_ok=False)  # only the first call anywhere breaks
+        except FileExistsError:
+            return super().infer_actions(obs, prompt, resize_size)
+        if self.how == "die":
+            os.kill(os.getpid(), signal.SIGKILL)  # as a segfault or the OOM killer would
+        time.sleep(3600)  # hangs: only the episode timeout can end this
+        return super().infer_actions(obs, prompt, resize_size)
+
+
+def dies_once(marker: str) -> NoopPolicy:
+    return _BreaksOnce(marker, "die")
+
+
+def hangs_once(marker: str) -> NoopPolicy:
+    return _BreaksOnce(marker, "hang")
