@@ -75,6 +75,7 @@ def eval_command(
     fail_on_extra_pour: Annotated[bool, typer.Option(help="Fail counting tasks on an extra pour (disable for diagnostics only).")] = True,
     adapter_timeout: Annotated[float, typer.Option(min=0, help="Seconds an adapter call may take (0 = no limit).")] = 300.0,
     video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
+    video_every: Annotated[int, typer.Option(min=0, help="Videos also get a frame every N steps between policy queries (0: only the frames the policy saw).")] = 0,
     out_root: Annotated[Path | None, typer.Option(help="Output folder (default: runs/<policy>-<time>).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out-root, skipping finished episodes.")] = False,
     workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
@@ -110,7 +111,7 @@ def eval_command(
         fail_on_extra_pour=fail_on_extra_pour, adapter_timeout=adapter_timeout,
     )
     request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
-                         out_root=out_root, policy=policy_block, video=video.value, resume=resume,
+                         out_root=out_root, policy=policy_block, video=video.value, video_every=video_every, resume=resume,
                          workers=workers, backend=backend.value, ray_address=ray_address,
                          episode_timeout=episode_timeout, max_attempts=max_attempts)
     if ray_address and backend is not Backend.RAY:

@@ -69,8 +69,10 @@ class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
     def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None):
+                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None,
+                 video_every: int = 0):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
+        self.video_every = video_every
         self.recorder = recorder
         self.world = WorldView(env)
         self.capture_video = capture_video and env.renders
@@ -138,6 +140,11 @@ class _Episode:
             obs["observation/wrist_image"] = resize_with_pad(self.env.render("wrist", self.protocol.camera_size), size)
         return obs
 
+    def capture_frames(self) -> None:
+        size = self.protocol.resize_size
+        for camera in ("agentview", "wrist"):
+            self.frames[camera].append(resize_with_pad(self.env.render(camera, self.protocol.camera_size), size))
+
     def query(self, step: int) -> list[np.ndarray]:
         images = self.policy_images or self.capture_video
         obs = self.observation(step, images)
@@ -172,6 +179,8 @@ class _Episode:
             self.steps = step + 1
             self.tracker.update(self.world, step)
             self.timings["sim"] += time.perf_counter() - start
+            if self.capture_video and self.video_every and (step + 1) % self.video_every == 0 and queue:
+                self.capture_frames()  # between queries; a query step captures its own
             if self.guard.has_observe:
                 self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
             if self.tracker.violation:
@@ -206,14 +215,18 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
 
 def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
                 protocol: Protocol, *, capture_video: bool = False,
-                recorder: DemoRecorder | None = None) -> EpisodeOutcome:
+                recorder: DemoRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
     """Run one episode to its end and describe it; never raises for policy or simulator failures.
+
+    Videos (``capture_video``) hold the frames the policy was shown at its
+    queries and, with ``video_every`` n > 0, also every n-th step between them;
+    nothing else is rendered.
 
     A ``recorder`` (demonstration collection) is given the cue and, before each
     executed action, the state it acts on.
     """
     start = time.perf_counter()
-    ep = _Episode(task, plan, env, guard, protocol, capture_video, recorder)
+    ep = _Episode(task, plan, env, guard, protocol, capture_video, recorder, video_every)
     status, end_reason, error = EpisodeStatus.OK, "horizon", None
     try:
         ep.reset()

@@ -54,6 +54,7 @@ class RunRequest:
     out_root: Path
     policy: dict[str, Any]  # {"name": ...} or {"adapter_spec": ..., "adapter_kwargs": ...}
     video: str = "none"
+    video_every: int = 0  # also a video frame every n steps between queries (0: query frames only)
     resume: bool = False
     workers: int = 1  # processes; results do not depend on it
     backend: str = "local"  # "local" (this machine) or "ray"
@@ -154,7 +155,8 @@ def run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
         env, build_s = envs.get(task, plan.variant, plan.binding, render)
     except Exception as e:  # a scene that cannot be built fails its episodes, not the sweep
         return env_error_record(task, plan, f"building the environment failed: {type(e).__name__}: {e}")
-    outcome = run_episode(task, plan, env, guard, request.protocol, capture_video=request.video != "none")
+    outcome = run_episode(task, plan, env, guard, request.protocol, capture_video=request.video != "none",
+                          video_every=request.video_every)
     record = outcome.record
     if build_s:
         record = record.model_copy(update={"timings": {**record.timings, "env_build": round(build_s, 4)}})
