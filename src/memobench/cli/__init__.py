@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memobench.cli import certify_cmd, data_cmd, eval_cmd, serve_cmd, tasks_cmd
+from memobench.cli import certify_cmd, data_cmd, eval_cmd, report_cmd, serve_cmd, tasks_cmd
 
 app = typer.Typer(
     name="memobench",
@@ -23,6 +23,11 @@ app.command("certify")(certify_cmd.certify_command)
 app.command("collect")(data_cmd.collect_command)
 app.add_typer(data_cmd.app, name="data")
 app.command("serve")(serve_cmd.serve_command)
+app.command("report")(report_cmd.report_command)
+app.command("compare")(report_cmd.compare_command)
+app.command("sweep")(report_cmd.sweep_command)
+app.add_typer(report_cmd.annotations_app, name="annotations")
+app.command("kappa")(report_cmd.kappa_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

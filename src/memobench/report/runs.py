@@ -1,0 +1,180 @@
+"""Load run folders and group them into conditions: (policy, replan interval, oracle level).
+
+A run folder is what ``memobench eval`` writes: ``run.json`` (protocol and
+policy) and ``ledger.jsonl``. Only those two files are read; every number in
+a report is a function of the ledgers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
+from memobench.evaluation.records import EpisodeRecord
+from memobench.evaluation.run_folder import RUN_JSON
+from memobench.metrics.aggregate import summarize
+from memobench.spec import LanguageLevel
+
+ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
+
+
+class ReportError(ValueError):
+    """A run folder cannot be used for a report; the message names the folder and why."""
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What distinguishes one row of the main table from another.
+
+    :meth:`sort_key` orders by policy name, then replan interval, then oracle
+    level (none < coarse < intermediate < fine).
+    """
+
+    policy: str
+    replan_steps: int
+    memory_oracle: str | None = None
+
+    def sort_key(self) -> tuple[str, int, int]:
+        return (self.policy, self.replan_steps, ORACLE_ORDER.get(self.memory_oracle, 99))
+
+    @property
+    def label(self) -> str:
+        """Short human label, e.g. ``expert k=5`` or ``expert k=5 oracle=fine``."""
+        oracle = f" oracle={self.memory_oracle}" if self.memory_oracle else ""
+        return f"{self.policy} k={self.replan_steps}{oracle}"
+
+    @property
+    def slug(self) -> str:
+        """File-name-safe label, e.g. ``expert-r5`` or ``expert-r5-oracle-fine``."""
+        oracle = f"-oracle-{self.memory_oracle}" if self.memory_oracle else ""
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.policy)
+        return f"{safe}-r{self.replan_steps}{oracle}"
+
+
+@dataclass
+class Run:
+    """All records of one condition, possibly merged from several folders (e.g. task shards)."""
+
+    condition: Condition
+    folders: list[Path]
+    records: list[EpisodeRecord]
+    manifests: list[dict[str, Any]] = field(default_factory=list)
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """:func:`memobench.metrics.aggregate.summarize` of :attr:`records`."""
+        return summarize(self.records)
+
+    @property
+    def task_ids(self) -> list[str]:
+        return sorted({r.task_id for r in self.records})
+
+
+def policy_label(manifest: dict[str, Any]) -> str:
+    """The policy's name from ``run.json``: the built-in name, else the adapter file or module."""
+    policy = manifest.get("policy") or {}
+    if policy.get("name"):
+        return str(policy["name"])
+    spec = str(policy.get("adapter_spec") or "unknown")
+    target = spec.split(":")[0]
+    return Path(target).stem if target.endswith(".py") else target.rsplit(".", 1)[-1]
+
+
+def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str, Any], list[EpisodeRecord]]:
+    """(condition, run.json content, ledger records) of one run folder.
+
+    Raises :class:`ReportError` when the folder, its ``run.json`` or its
+    ledger is missing or unreadable.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ReportError(f"{folder}: not a folder; give run folders written by `memobench eval`")
+    run_json, ledger = folder / RUN_JSON, folder / LEDGER_FILENAME
+    if not run_json.is_file():
+        raise ReportError(f"{folder}: no {RUN_JSON}; is this a `memobench eval` --out-root?")
+    if not ledger.is_file():
+        raise ReportError(f"{folder}: no {LEDGER_FILENAME} (the run has not finished an episode)")
+    try:
+        manifest = json.loads(run_json.read_text())
+        protocol = manifest["protocol"]
+        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]),
+                              protocol.get("memory_oracle"))
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+        raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
+    try:
+        records = read_ledger(ledger)
+    except ValueError as e:  # LedgerError names file and line
+        raise ReportError(str(e)) from None
+    return condition, manifest, records
+
+
+def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
+    """One :class:`Run` per condition, sorted by condition.
+
+    Folders with the same condition are merged; raises :class:`ReportError`
+    if two of them differ in another protocol field (horizon, seed base, ...) or
+    hold the same (task, episode), or if no folder or no episode is given.
+    """
+    runs: dict[Condition, Run] = {}
+    origin: dict[tuple[Condition, str, int], Path] = {}
+    for folder in map(Path, folders):
+        condition, manifest, records = read_run_folder(folder)
+        run = runs.setdefault(condition, Run(condition, [], []))
+        if run.manifests:
+            _check_same_protocol(run.folders[0], run.manifests[0], folder, manifest)
+        for record in records:
+            key = (condition, record.task_id, record.episode)
+            if key in origin:
+                raise ReportError(
+                    f"{folder} and {origin[key]} are both '{condition.label}' and both hold task "
+                    f"{record.task_id!r} episode {record.episode}; give only one of them"
+                )
+            origin[key] = folder
+        run.folders.append(folder)
+        run.manifests.append(manifest)
+        run.records.extend(records)
+    if not runs:
+        raise ReportError("no run folders given")
+    if not any(run.records for run in runs.values()):
+        raise ReportError("the ledgers of " + ", ".join(str(f) for run in runs.values() for f in run.folders)
+                          + " hold no episode yet; nothing to report")
+    return [runs[c] for c in sorted(runs, key=Condition.sort_key)]
+
+
+def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[str, Any]) -> None:
+    """Folders merged into one condition must mean the same thing per episode."""
+    pa, pb = a.get("protocol", {}), b.get("protocol", {})
+    diffs = [key for key in sorted(set(pa) | set(pb)) if pa.get(key) != pb.get(key)]
+    if diffs:
+        key = diffs[0]
+        raise ReportError(
+            f"{first} and {other} are both '{policy_label(a)} k={pa.get('replan_steps')}' but differ in "
+            f"protocol field '{key}' ({pa.get(key)!r} vs {pb.get(key)!r}); report them separately"
+        )
+
+
+def memory_types_present(runs: Sequence[Run]) -> list[str]:
+    """Memory types with at least one record in any run, in ``MemoryType`` order."""
+    from memobench.spec import MemoryType
+
+    seen = {r.memory_type for run in runs for r in run.records}
+    return [mt.value for mt in MemoryType if mt in seen]
+
+
+_FAMILY_ORDER = {"T": 0, "S": 1, "O": 2, "P": 3}
+
+
+def task_sort_key(task_id: str) -> tuple[int, str]:
+    """Suite order: family (T, S, O, P as in the paper) then id."""
+    return (_FAMILY_ORDER.get(task_id[:1], 9), task_id)
+
+
+def tasks_present(runs: Sequence[Run]) -> list[str]:
+    """Task ids with records in any run, in :func:`task_sort_key` order."""
+    return sorted({r.task_id for run in runs for r in run.records}, key=task_sort_key)

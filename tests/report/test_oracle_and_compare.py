@@ -1,0 +1,70 @@
+"""Oracle gap closed and paired comparisons, against hand-computed values (ledgers: conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memobench.report.compare import compare_records, comparison_table
+from memobench.report.oracle import gap_closed, oracle_pairs, oracle_rows, oracle_table
+from memobench.report.runs import load_runs
+from memobench.report.synthetic import record
+
+
+def test_gap_closed_formula():
+    assert gap_closed(0.5, 0.75) == pytest.approx(0.5)  # (75 - 50) / (100 - 50)
+    assert gap_closed(0.2, 0.2) == 0.0
+    assert gap_closed(0.6, 0.4) == pytest.approx(-0.5)  # the oracle can hurt
+    assert gap_closed(1.0, 1.0) is None and gap_closed(None, 0.3) is None and gap_closed(0.3, None) is None
+
+
+def test_oracle_pairs_on_shared_seeds_only(run_folders):
+    runs = load_runs(run_folders.values())
+    (pair,) = oracle_pairs(runs)
+    assert pair.standard.label == "expert k=5" and pair.oracle.label == "expert k=5 oracle=fine"
+    # O01-x only in the standard run, T01-x ep4 only in the oracle run: both left out
+    assert pair.episodes == 6 and {(r.task_id, r.seed) for r in pair.oracle_records} == {
+        ("T01-x", 7), ("T01-x", 8), ("T01-x", 9), ("T01-x", 10), ("S01-x", 7), ("S01-x", 8)}
+    rows = {row["group"]: row for row in oracle_rows(pair)}
+    assert list(rows) == ["temporal", "spatial", "macro"]
+    assert rows["temporal"]["episodes"] == 4
+    assert rows["temporal"]["SR"] == pytest.approx((0.5, 0.75, 0.5))
+    assert rows["temporal"]["MSR"] == pytest.approx((0.75, 1.0, 1.0))
+    assert rows["temporal"]["MUR"] == pytest.approx((0.5, 0.75, 0.5))
+    assert rows["temporal"]["MCR"] == (None, None, None)
+    assert rows["spatial"]["SR"] == (1.0, 1.0, None)  # standard already 100%: nothing to close
+    assert rows["macro"]["SR"] == pytest.approx((0.75, 0.875, 0.5))
+    assert rows["macro"]["MSR"] == pytest.approx((0.875, 1.0, 1.0))
+    assert rows["macro"]["MCR"] == (1.0, 1.0, None)
+    table = oracle_table(runs)
+    assert table is not None and table.rows[0][:8] == ["expert", "5", "fine", "temporal", "4", "50.0", "75.0", "50.0"]
+    assert oracle_table(load_runs([run_folders["expert"], run_folders["noop"]])) is None
+
+
+def test_compare_per_task_mcnemar_and_bootstrap(records):
+    a = records["expert"]
+    b = list(reversed(records["noop"])) + [record("T01-x", 7, "SU", 2)]  # order and unpaired extras do not matter
+    rows = {(c.task, c.metric): c for c in compare_records(a, b, samples=10_000)}
+    sr = rows[("T01-x", "SR")]
+    # A solved ep0 and ep3, B none: 2 discordant, both for A: p = 2 * 1/2^2
+    assert (sr.n, sr.a, sr.b, sr.difference, sr.test) == (4, 0.5, 0.0, -0.5, "mcnemar")
+    assert sr.p_value == pytest.approx(0.5) and not sr.significant and sr.low is None
+    csr = rows[("T01-x", "CSR")]
+    # per-episode stage scores A [1, .5, 0, 1], B 0: mean difference -0.625; a resample reaches
+    # the null's side (mean >= 0) only when it draws ep2 four times: p ~ 1/4^4 = 0.0039
+    assert csr.test == "bootstrap" and csr.difference == pytest.approx(-0.625)
+    assert -1.0 <= csr.low < csr.difference < csr.high <= 0.0
+    assert csr.p_value < 0.01 and csr.significant
+    assert rows[("T01-x", "MSR")].difference == pytest.approx(-0.75)
+    assert rows[("T01-x", "MUR")].difference == pytest.approx(-0.5)
+    assert ("T01-x", "MCR") not in rows and rows[("S01-x", "MCR")].n == 2
+    assert ("O01-x", "SR") not in rows  # B never ran O01-x
+    everything = rows[("all", "SR")]
+    assert everything.n == 6 and everything.p_value == pytest.approx(2 / 16)  # 4 discordant, all for A
+
+
+def test_comparison_table_flags_significance(records):
+    rows = compare_records(records["expert"], records["noop"], samples=2000)
+    table = comparison_table(rows, "expert", "noop")
+    flagged = {(r[0], r[1]) for r in table.rows if r[-1] == "*"}
+    assert ("T01-x", "CSR") in flagged and ("T01-x", "SR") not in flagged
+    assert table.rows[0][:6] == ["T01-x", "SR", "4", "50.0", "0.0", "-50.0"]

@@ -1,0 +1,117 @@
+"""The report tables against hand-computed values (see conftest.py for the ledgers).
+
+z = 1.959963984540054, z^2 = 3.841458820694124. Wilson bounds used below:
+0 of 4 -> [0, z^2/(4+z^2)] = [0, 0.48989]; 4 of 4 -> [4/(4+z^2), 1] = [0.51011, 1];
+2 of 2 -> [2/(2+z^2), 1] = [0.34238, 1]; 2 of 4 -> 0.5 -/+ 0.34996 = [0.15004, 0.84996].
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+
+from memobench.report.runs import Condition, ReportError, load_runs
+from memobench.report.table import to_csv, to_latex, to_markdown
+from memobench.report.tables import failure_table, main_table, task_table, wilson_table
+
+
+@pytest.fixture
+def runs(run_folders):
+    return load_runs([run_folders["noop"], run_folders["expert"]])
+
+
+def csv_rows(table) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(to_csv(table))))
+
+
+def test_runs_are_grouped_and_sorted_by_condition(run_folders):
+    runs = load_runs(run_folders.values())
+    assert [r.condition for r in runs] == [Condition("expert", 5, None), Condition("expert", 5, "fine"),
+                                           Condition("noop", 5, None)]
+    assert [r.condition.label for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
+
+
+def test_main_table_values_and_macro_skips_undefined_cells(runs):
+    expert, noop = csv_rows(main_table(runs))
+    assert expert["policy"] == "expert" and expert["replan_steps"] == "5" and expert["episodes"] == "7"
+    assert float(expert["temporal_SR"]) == pytest.approx(2 / 4)
+    assert float(expert["temporal_MSR"]) == pytest.approx(3 / 4)
+    assert float(expert["temporal_MUR"]) == pytest.approx(2 / 4)
+    assert expert["temporal_MCR"] == ""  # no compression checkpoint in a temporal task: undefined
+    assert float(expert["spatial_MCR"]) == 1.0 and expert["spatial_MUR"] == ""
+    assert float(expert["object_MUR"]) == pytest.approx(1 / 2)  # required U done, optional u missed
+    # macro = mean over the types where defined
+    assert float(expert["macro_SR"]) == pytest.approx((0.5 + 1 + 1) / 3)
+    assert float(expert["macro_MSR"]) == pytest.approx((0.75 + 1 + 1) / 3)
+    assert float(expert["macro_MUR"]) == pytest.approx((0.5 + 0.5) / 2)  # spatial has no update
+    assert float(expert["macro_MCR"]) == pytest.approx(1.0)  # only spatial defines MCR
+    # noop has no object task: its object cells are undefined, its macro covers 2 types
+    assert noop["object_SR"] == "" and float(noop["macro_SR"]) == 0.0 and noop["macro_MCR"] == "0.0"
+    md = to_markdown(main_table(runs))
+    assert "| expert | 5 | 7 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
+    assert "| 83.3 | 91.7 | 50.0 | 100.0 |" in md
+
+
+def test_wilson_table_edges_and_middle(runs):
+    table = wilson_table(runs)
+    expert, noop = csv_rows(table)
+    assert (expert["spatial_SR_k"], expert["spatial_SR_n"]) == ("2", "2")
+    assert float(expert["spatial_SR_lo"]) == pytest.approx(0.342380, abs=1e-6)
+    assert float(expert["spatial_SR_hi"]) == 1.0
+    assert float(expert["temporal_SR_lo"]) == pytest.approx(0.150039, abs=1e-6)
+    assert float(expert["temporal_SR_hi"]) == pytest.approx(0.849961, abs=1e-6)
+    assert float(noop["temporal_SR_lo"]) == 0.0
+    assert float(noop["temporal_SR_hi"]) == pytest.approx(0.489890, abs=1e-6)
+    assert noop["object_SR_lo"] == "" and noop["object_SR_n"] == "0"
+    display = dict(zip(table.flat_header(), table.rows[0], strict=True))
+    assert display["spatial SR"] == "34.2\u2013100.0" and display["temporal SR"] == "15.0\u201385.0"
+    assert display["temporal MCR"] == "\u2013"
+    assert "macro SR" not in display  # a mean of proportions has no Wilson interval
+
+
+def test_task_table_robomemarena_columns(runs):
+    rows = {(r["task_id"], r["policy"]): r for r in csv_rows(task_table(runs))}
+    t01 = rows[("T01-x", "expert")]
+    assert float(t01["CSR"]) == pytest.approx(5 / 8)  # required done 2+1+0+2 of 8
+    assert float(t01["TSR"]) == float(t01["stage_success_rate"]) == pytest.approx(0.5)
+    assert float(t01["goal_success_rate_pct"]) == pytest.approx(62.5)
+    assert float(t01["average_score_pct"]) == pytest.approx(62.5)
+    o01 = rows[("O01-x", "expert")]
+    assert float(o01["CSR"]) == 1.0 and float(o01["average_score_pct"]) == pytest.approx(200 / 3)
+    assert [r["task_id"] for r in csv_rows(task_table(runs))] == ["T01-x", "T01-x", "S01-x", "S01-x", "O01-x"]
+
+
+def test_failure_table_counts(runs):
+    rows = {(r["task_id"], r["policy"]): r for r in csv_rows(failure_table(runs))}
+    t01 = rows[("T01-x", "expert")]
+    assert (t01["successes"], t01["stale_update"], t01["storage_failure"]) == ("2", "1", "1")
+    assert rows[("S01-x", "noop")]["storage_failure"] == "2"
+
+
+def test_latex_is_booktabs_with_groups_and_escapes(runs):
+    tex = to_latex(main_table(runs))
+    assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex
+    assert "\\multicolumn{4}{c}{temporal}" in tex and "\\cmidrule(lr){4-7}" in tex
+    assert "expert & 5 & 7 & 50.0 & 75.0 & 50.0 & -- &" in tex
+
+
+def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
+    from memobench.report.synthetic import write_run
+
+    a = write_run(tmp_path / "a", records["expert"][:4], "expert", 5)
+    b = write_run(tmp_path / "b", records["expert"][4:], "expert", 5)
+    (run,) = load_runs([a, b])
+    assert len(run.records) == 7 and run.folders == [a, b]
+    with pytest.raises(ReportError, match="both hold task 'T01-x' episode 0"):
+        load_runs([a, a])
+    c = write_run(tmp_path / "c", records["expert"][4:], "expert", 5, seed=100)
+    with pytest.raises(ReportError, match="differ in protocol field 'seed' \\(7 vs 100\\)"):
+        load_runs([a, c])
+    with pytest.raises(ReportError, match="no run.json"):
+        load_runs([tmp_path])
+    with pytest.raises(ReportError, match="hold no episode yet"):
+        load_runs([write_run(tmp_path / "empty", [], "expert", 5)])
+    with pytest.raises(ReportError, match="not a folder"):
+        load_runs([tmp_path / "missing"])
