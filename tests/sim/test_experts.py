@@ -68,9 +68,15 @@ def envs(suite):
 def run_expert(suite, envs, task_id, episode, replan, policy=None):
     task = suite.get(task_id)
     plan = plan_episode(task, episode, 7)
-    recorder = Recording(policy or ExpertPolicy())
-    outcome = run_episode(task, plan, envs(task, plan), AdapterGuard(recorder, timeout=None),
-                          Protocol(replan_steps=replan, adapter_timeout=0))
+    own = policy is None
+    policy = policy or ExpertPolicy()
+    recorder = Recording(policy)
+    try:
+        outcome = run_episode(task, plan, envs(task, plan), AdapterGuard(recorder, timeout=None),
+                              Protocol(replan_steps=replan, adapter_timeout=0))
+    finally:
+        if own:  # its forward model holds an env (~0.8 GB): do not leave it to the GC
+            policy.close()
     return outcome.record, recorder.chunks
 
 
