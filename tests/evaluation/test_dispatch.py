@@ -145,3 +145,16 @@ def test_no_more_workers_than_episodes_are_started(workers):
     backend = ScriptedBackend()
     run([plan("A", 0)], backend, workers=workers)
     assert backend.spawned == 1
+
+
+def test_a_worker_that_dies_past_the_timeout_is_handled_once():
+    class DiesLate(ScriptedBackend):
+        def wait(self, workers, timeout):
+            import time
+
+            time.sleep(0.05)  # the death is noticed after the timeout has passed
+            return workers
+
+    backend = DiesLate({("A", 0): ["die"]})
+    records = run([plan("A", 0)], backend, workers=1, episode_timeout=0.01)
+    assert [(r.attempts, r.retry_reasons) for r in records] == [(2, ["worker process died (killed by SIGKILL)"])]

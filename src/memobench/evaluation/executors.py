@@ -67,8 +67,8 @@ class _Busy:
 
 
 def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
-             episode_timeout: float | None = None, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-             failed_record=None) -> Iterator[Any]:
+             failed_record, episode_timeout: float | None = None,
+             max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Iterator[Any]:
     """Run ``plans`` on ``workers`` workers of ``backend``; yield records as they finish.
 
     ``failed_record(plan, reason)`` makes the record of an episode whose
@@ -103,8 +103,9 @@ def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
                 yield _with_retries(record, tried, len(tried) + 1)
             if episode_timeout:
                 now = time.monotonic()
+                gone = {w for w, _ in lost}
                 lost += [(w, f"episode ran past --episode-timeout {episode_timeout:g} s")
-                         for w, job in busy.items() if now - job.started > episode_timeout]
+                         for w, job in busy.items() if w not in gone and now - job.started > episode_timeout]
             for worker, reason in lost:
                 job = busy.pop(worker)
                 worker.kill()
