@@ -103,6 +103,15 @@ TASK_METRICS: tuple[tuple[str, str], ...] = (
 )
 
 
+def _task_cells(runs: Sequence[Run], oracle: bool):
+    """(task id, the run's task summary, display cells, raw cells) per task present, per run that ran it."""
+    for task_id in tasks_present(runs):
+        for run in runs:
+            t = run.summary["tasks"].get(task_id)
+            if t is not None:
+                yield (task_id, t, *condition_cells(run, oracle))
+
+
 def task_table(runs: Sequence[Run]) -> Table:
     """Per task and condition: episodes, SR, CSR, TSR, average score, legacy goal success rate."""
     oracle = _has_oracle(runs)
@@ -111,19 +120,14 @@ def task_table(runs: Sequence[Run]) -> Table:
     csv_header = ["task_id", "memory_type", *id_raw, "episodes", "SR", "CSR", "TSR",
                   "stage_success_rate", "average_score_pct", "goal_success_rate_pct"]
     rows, csv_rows = [], []
-    for task_id in tasks_present(runs):
-        for run in runs:
-            t = run.summary["tasks"].get(task_id)
-            if t is None:
-                continue
-            display, raw = condition_cells(run, oracle)
-            sr, csr, tsr = t["SR"]["value"], t["CSR"]["value"], t["TSR"]["value"]
-            avg, goal = t["average_score_pct"], t["goal_success_rate_pct"]
-            rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), pct(sr), pct(csr),
-                         pct(tsr), pct(None if avg is None else avg / 100),
-                         pct(None if goal is None else goal / 100)])
-            csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr,
-                             t["stage_success_rate"], avg, goal])
+    for task_id, t, display, raw in _task_cells(runs, oracle):
+        sr, csr, tsr = t["SR"]["value"], t["CSR"]["value"], t["TSR"]["value"]
+        avg, goal = t["average_score_pct"], t["goal_success_rate_pct"]
+        rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), pct(sr), pct(csr),
+                     pct(tsr), pct(None if avg is None else avg / 100),
+                     pct(None if goal is None else goal / 100)])
+        csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr,
+                         t["stage_success_rate"], avg, goal])
     notes = ("RoboMemArena-style, in %. CSR: completed required checkpoints / required checkpoints "
              "(also the legacy goal_success_rate_pct); TSR (stage_success_rate): episodes with every "
              "required stage complete; avg score: completed / all checkpoints, optional included.")
@@ -138,17 +142,12 @@ def failure_table(runs: Sequence[Run]) -> Table:
     header = ["task", "memory", *id_display, "episodes", "success", *classes]
     csv_header = ["task_id", "memory_type", *id_raw, "episodes", "successes", *classes]
     rows, csv_rows = [], []
-    for task_id in tasks_present(runs):
-        for run in runs:
-            t = run.summary["tasks"].get(task_id)
-            if t is None:
-                continue
-            display, raw = condition_cells(run, oracle)
-            counts = [t["failures"][fc] for fc in classes]
-            successes = t["SR"]["k"]
-            rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), str(successes),
-                         *map(str, counts)])
-            csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], successes, *counts])
+    for task_id, t, display, raw in _task_cells(runs, oracle):
+        counts = [t["failures"][fc] for fc in classes]
+        successes = t["SR"]["k"]
+        rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), str(successes),
+                     *map(str, counts)])
+        csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], successes, *counts])
     notes = ("Episodes per failure class (PROTOCOL.md, failure taxonomy): the first missed required "
              "checkpoint decides the class.")
     return Table("failures", "Failure taxonomy per task", header, rows, csv_header, csv_rows, notes=notes)
