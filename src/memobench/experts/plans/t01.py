@@ -19,25 +19,36 @@ from memobench.experts.skills import Skill
 LEVEL = "top"
 
 
-class CheckTopDrawerPlan(Plan):
-    task_id = "T01-check-top-drawer"
+class DrawerCheckPlan(Plan):
+    """What the drawer-check plans (T01, T02) remember: ``opened`` after a drawer was seen
+    open, ``checked`` once the drawer ``level`` was closed again after that."""
+
+    level: str
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        memory["checked"] = False  # the episode starts: nothing checked yet (no cue in this task)
+        memory["checked"] = False  # the episode starts: nothing checked yet (no cue in these tasks)
 
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
         if isinstance(finished, OpenDrawer) and is_open(scene, finished.level):
             memory["opened"] = True
         elif isinstance(finished, CloseDrawer) and is_closed(scene, finished.level):
             was_opened = memory.pop("opened", False)
-            if was_opened and finished.level == LEVEL and "checked" in memory:
+            if was_opened and finished.level == self.level and "checked" in memory:
                 memory["checked"] = True
+
+    def check_done(self, memory: Memory, rng: np.random.Generator) -> bool:
+        """Whether the check is done: from memory, or a uniform guess when there is none
+        (a shut cabinet looks the same before and after the check)."""
+        checked = memory.get("checked")
+        return self.choose([False, True], rng) if checked is None else checked
+
+
+class CheckTopDrawerPlan(DrawerCheckPlan):
+    task_id = "T01-check-top-drawer"
+    level = LEVEL
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         ajar = [level for level in LEVELS if not is_closed(scene, level)]
         if ajar:  # a drawer stands open (the scene shows it): close it
             return CloseDrawer(ajar[0])
-        checked = memory.get("checked")
-        if checked is None:  # no memory: a shut cabinet looks the same before and after the check
-            checked = self.choose([False, True], rng)
-        return None if checked else OpenDrawer(LEVEL)
+        return None if self.check_done(memory, rng) else OpenDrawer(LEVEL)

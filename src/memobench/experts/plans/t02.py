@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from memobench.experts.bowl_carry import pick_bowl_from, place_held_bowl
-from memobench.experts.drawers import LEVELS, CloseDrawer, OpenDrawer, is_closed, is_open
-from memobench.experts.expert import Memory, Plan
+from memobench.experts.drawers import LEVELS, CloseDrawer, OpenDrawer, is_closed
+from memobench.experts.expert import Memory
+from memobench.experts.plans.t01 import DrawerCheckPlan
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Skill
 
@@ -43,19 +44,9 @@ def place_bowl_on_plate() -> Chain:
     return place_held_bowl(BOWL, SIDE, goal, carry=CARRY, name="bowl on plate")
 
 
-class CheckMiddleDrawerThenBowlPlan(Plan):
+class CheckMiddleDrawerThenBowlPlan(DrawerCheckPlan):
     task_id = "T02-check-middle-drawer-then-bowl"
-
-    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        memory["checked"] = False  # the episode starts: the check is still due (no cue in this task)
-
-    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
-        if isinstance(finished, OpenDrawer) and is_open(scene, finished.level):
-            memory["opened"] = True
-        elif isinstance(finished, CloseDrawer) and is_closed(scene, finished.level):
-            was_opened = memory.pop("opened", False)
-            if was_opened and finished.level == LEVEL and "checked" in memory:
-                memory["checked"] = True
+    level = LEVEL
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         held = scene.grasped(BOWL)
@@ -66,7 +57,6 @@ class CheckMiddleDrawerThenBowlPlan(Plan):
             return CloseDrawer(ajar[0])
         if held:
             return place_bowl_on_plate()
-        checked = memory.get("checked")
-        if checked is None:  # no memory: a shut cabinet looks the same before and after the check
-            checked = self.choose([False, True], rng)
-        return Chain([pick_bowl(), place_bowl_on_plate()], name="bowl to plate") if checked else OpenDrawer(LEVEL)
+        if self.check_done(memory, rng):
+            return Chain([pick_bowl(), place_bowl_on_plate()], name="bowl to plate")
+        return OpenDrawer(LEVEL)

@@ -27,32 +27,31 @@ from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill
 
 
-def check_done(memory: Memory, rng: np.random.Generator, plan: Plan) -> bool:
-    """Whether the open-close check of the (shut) microwave is done: from memory, or a uniform
-    guess when there is none (a shut door looks the same before and after the check)."""
-    if "checked" in memory:
-        return bool(memory["checked"])
-    return bool(plan.choose((False, True), rng))
-
-
-def remember_check(finished: Skill, scene: Scene, memory: Memory) -> None:
-    """Update ``opened``/``checked`` after a door skill (shared by the microwave-check plans)."""
-    if isinstance(finished, OpenMicrowave) and is_open(scene):
-        memory["opened"] = True
-    elif isinstance(finished, CloseMicrowave) and is_closed(scene) and "checked" in memory:
-        memory["checked"] = memory["checked"] or bool(memory.get("opened"))
-
-
-class MicrowaveOpenClosePlan(Plan):
-    task_id = "T04-microwave-open-close"
+class MicrowaveCheckPlan(Plan):
+    """What the microwave-check plans (T04, T05) remember: ``opened`` after the door was
+    seen open, ``checked`` once it was closed again after that."""
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        memory["checked"] = False  # the episode starts: nothing done yet (no cue in this task)
+        memory["checked"] = False  # the episode starts: nothing done yet (no cue in these tasks)
 
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
-        remember_check(finished, scene, memory)
+        if isinstance(finished, OpenMicrowave) and is_open(scene):
+            memory["opened"] = True
+        elif isinstance(finished, CloseMicrowave) and is_closed(scene) and "checked" in memory:
+            memory["checked"] = memory["checked"] or bool(memory.get("opened"))
+
+    def check_done(self, memory: Memory, rng: np.random.Generator) -> bool:
+        """Whether the open-close check of the (shut) microwave is done: from memory, or a uniform
+        guess when there is none (a shut door looks the same before and after the check)."""
+        if "checked" in memory:
+            return bool(memory["checked"])
+        return bool(self.choose((False, True), rng))
+
+
+class MicrowaveOpenClosePlan(MicrowaveCheckPlan):
+    task_id = "T04-microwave-open-close"
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if not is_closed(scene):  # the door stands open (the scene shows it): close it
             return CloseMicrowave()
-        return None if check_done(memory, rng, self) else OpenMicrowave()
+        return None if self.check_done(memory, rng) else OpenMicrowave()

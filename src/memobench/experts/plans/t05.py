@@ -23,9 +23,9 @@ import numpy as np
 
 from memobench.experts.bowl_carry import LIFT_Z, grasp_rot, wall_grip
 from memobench.experts.control import CLOSE, OPEN
-from memobench.experts.expert import Memory, Plan
+from memobench.experts.expert import Memory
 from memobench.experts.microwave import CloseMicrowave, OpenMicrowave, is_closed
-from memobench.experts.plans.t04 import check_done, remember_check
+from memobench.experts.plans.t04 import MicrowaveCheckPlan
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill
 
@@ -75,14 +75,8 @@ def place_bowl() -> Chain:
     ], name=f"place {BOWL} on {PLATE}")
 
 
-class MicrowaveThenBowlPlan(Plan):
+class MicrowaveThenBowlPlan(MicrowaveCheckPlan):
     task_id = "T05-microwave-then-bowl"
-
-    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        memory["checked"] = False  # the episode starts: nothing done yet (no cue in this task)
-
-    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
-        remember_check(finished, scene, memory)
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if not is_closed(scene):  # the door stands open (the scene shows it): close it
@@ -91,4 +85,4 @@ class MicrowaveThenBowlPlan(Plan):
             return place_bowl()
         if scene.check("on", BOWL, PLATE):
             return None  # the bowl is on the plate: the last step is done
-        return pick_bowl() if check_done(memory, rng, self) else OpenMicrowave()
+        return pick_bowl() if self.check_done(memory, rng) else OpenMicrowave()
