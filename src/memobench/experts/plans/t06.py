@@ -19,14 +19,18 @@ from memobench.experts.skills import Skill
 from memobench.experts.stove import knob_to_turn, note_turn, start_memory
 
 
-class StoveOnOffPlan(Plan):
-    task_id = "T06-stove-on-off"
+class StoveCheckPlan(Plan):
+    """What the stove plans (T06-T08) remember: the knob turns done so far (:mod:`~memobench.experts.stove`)."""
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        start_memory(memory)  # no cue in this task: the episode starts untouched
+        start_memory(memory)  # no cue in these tasks: the episode starts untouched
 
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
         note_turn(finished, scene, memory)
+
+
+class StoveOnOffPlan(StoveCheckPlan):
+    task_id = "T06-stove-on-off"
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         return knob_to_turn(scene, memory, lambda options: self.choose(options, rng))

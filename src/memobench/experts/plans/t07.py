@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.expert import Memory, Plan
+from memobench.experts.expert import Memory
 from memobench.experts.frypan import PAN, pan_rests_on, pick_pan, place_pan
+from memobench.experts.plans.t06 import StoveCheckPlan
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill
-from memobench.experts.stove import knob_to_turn, note_turn, start_memory
+from memobench.experts.stove import knob_to_turn
 
 COOK = "flat_stove_1_cook_region"
 BURNER_TOP = 0.021  # m: the burner plate's top over the cook region site (where the pan's bottom rests)
@@ -30,14 +31,8 @@ def burner_spot(scene: Scene) -> np.ndarray:
     return scene.pos(COOK) + np.array([0.0, 0.0, BURNER_TOP])
 
 
-class StovePanOnStovePlan(Plan):
+class StovePanOnStovePlan(StoveCheckPlan):
     task_id = "T07-stove-on-off-pan-on-stove"
-
-    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        start_memory(memory)  # no cue in this task: the episode starts untouched
-
-    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
-        note_turn(finished, scene, memory)
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if pan_rests_on(scene, COOK):

@@ -17,22 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.expert import Memory, Plan
+from memobench.experts.expert import Memory
 from memobench.experts.frypan import PAN, pick_pan
+from memobench.experts.plans.t06 import StoveCheckPlan
 from memobench.experts.scene import Scene
 from memobench.experts.shelf import pan_shelved, shelve_pan
 from memobench.experts.skills import Skill
-from memobench.experts.stove import knob_to_turn, note_turn, start_memory
+from memobench.experts.stove import knob_to_turn
 
 
-class StovePanOnShelfPlan(Plan):
+class StovePanOnShelfPlan(StoveCheckPlan):
     task_id = "T08-stove-on-off-pan-on-shelf"
-
-    def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        start_memory(memory)  # no cue in this task: the episode starts untouched
-
-    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
-        note_turn(finished, scene, memory)
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if pan_shelved(scene):
