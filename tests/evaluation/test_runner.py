@@ -272,11 +272,13 @@ def test_hung_adapter_times_out_and_the_sweep_goes_on(run: Run, tmp_path: Path) 
 
     adapter = FailsOnce(hang, at_query=1)
     try:
-        run(tmp_path / "out", adapter, episodes=2, adapter_timeout=1.0)
+        run(tmp_path / "out", adapter, episodes=2, adapter_timeout=1.0, policy=NOOP_POLICY)
         # the sweep went on without waiting for the hung call (one timeout, not one per call)
         assert not hung_call_returned.is_set()
     finally:
         adapter.release.set()
+    # the hung call may still be running on `adapter`: episode 1 ran on a fresh one from the policy block
+    assert 1 not in adapter.queries
     records = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
     assert [(r.episode, r.status) for r in records] == [
         (0, EpisodeStatus.ADAPTER_ERROR),

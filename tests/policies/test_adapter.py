@@ -203,6 +203,39 @@ def test_invalid_output_becomes_adapter_error(timeout: float | None) -> None:
         guard.infer(OBS, "p", 224)
 
 
+def test_after_a_timeout_reset_swaps_in_a_rebuilt_adapter(hanging: Hanging) -> None:
+    fresh = Scripted(result=chunk(2))
+    guard = AdapterGuard(hanging, timeout=0.5, rebuild=lambda: fresh)
+    guard.reset()
+    assert guard.adapter is hanging  # nothing timed out yet: no rebuild
+    with pytest.raises(AdapterError, match="did not return"):
+        guard.infer(OBS, "p", 224)
+    guard.reset()  # the hung call still runs on `hanging`; the next episode must not share it
+    assert guard.adapter is fresh and fresh.resets == 1
+    assert guard.infer(OBS, "p", 224).shape == (2, 7)
+    assert hanging.calls == 1
+
+
+def test_after_a_timeout_without_rebuild_the_adapter_is_kept(hanging: Hanging) -> None:
+    guard = AdapterGuard(hanging, timeout=0.5)
+    with pytest.raises(AdapterError, match="did not return"):
+        guard.infer(OBS, "p", 224)
+    guard.reset()
+    assert guard.adapter is hanging
+
+
+def test_a_failing_rebuild_is_an_adapter_error(hanging: Hanging) -> None:
+    def rebuild() -> Any:
+        raise OSError("checkpoint file vanished")
+
+    guard = AdapterGuard(hanging, timeout=0.5, rebuild=rebuild)
+    with pytest.raises(AdapterError, match="did not return"):
+        guard.infer(OBS, "p", 224)
+    with pytest.raises(AdapterError, match="^rebuilding the adapter after a timed-out call raised OSError: "
+                                           "checkpoint file vanished$"):
+        guard.reset()
+
+
 def test_reset_exception_names_reset() -> None:
     class BadReset(Scripted):
         def reset(self) -> None:

@@ -159,14 +159,12 @@ class EpisodeRunner:
     def __init__(self, request, render: bool):
         from memobench.evaluation.envs import EnvCache
         from memobench.policies.adapter import AdapterGuard
-        from memobench.policies.loader import build_adapter, builtin_spec
+        from memobench.policies.loader import policy_factory
 
-        block = request.policy
-        spec = block["adapter_spec"] if "adapter_spec" in block else builtin_spec(block["name"])
-        adapter = build_adapter(spec, block.get("adapter_kwargs") or {})
+        build = policy_factory(request.policy)
         self.tasks = {t.id: t for t in request.tasks}
         self.envs = EnvCache()
-        self.guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout)
+        self.guard = AdapterGuard(build(), timeout=request.protocol.adapter_timeout, rebuild=build)
         self.request, self.render = request, render
 
     def run(self, plan: EpisodePlan):

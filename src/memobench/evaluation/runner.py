@@ -41,6 +41,7 @@ from memobench.evaluation.run_folder import prepare_run_folder, run_manifest
 from memobench.evaluation.video import save_episode_videos, wants_video
 from memobench.metrics.export import write_summary
 from memobench.policies.adapter import AdapterGuard
+from memobench.policies.loader import policy_factory
 from memobench.suite import Task
 
 
@@ -104,7 +105,9 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
                             request.num_trials_per_task, request.video)
     prepare_run_folder(out, manifest, request.resume)
     tasks = {t.id: t for t in request.tasks}
-    guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout)
+    # After a timed-out call, episodes go on with a fresh adapter from the run's policy block.
+    guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout,
+                         rebuild=lambda: policy_factory(request.policy)())
     render = guard.needs_images or request.video != "none"
     result = RunResult(out_root=out)
     with Ledger(out / LEDGER_FILENAME) as ledger, contextlib.closing(EnvCache()) as envs:

@@ -95,12 +95,25 @@ class AdapterGuard:
     ``timeout`` is in seconds per call; ``None`` calls in the caller's thread
     with no limit. After a call times out, the hung thread is abandoned and a
     fresh one serves later calls.
+
+    An abandoned call may still be running, and on the same adapter object: a
+    later episode sharing that object would race it (a built-in expert's
+    forward model, a policy's memory). So after a timeout the next ``reset()``
+    swaps in a new adapter from ``rebuild`` (the run's factory) before the next
+    episode starts. Without ``rebuild`` the old object is kept, as a caller
+    that built its adapter by hand asked for.
     """
 
-    def __init__(self, adapter: Any, timeout: float | None = None):
-        self.adapter = adapter
+    def __init__(self, adapter: Any, timeout: float | None = None,
+                 rebuild: Callable[[], Any] | None = None):
         self.timeout = timeout if timeout and timeout > 0 else None
         self._worker = _Worker() if self.timeout else None
+        self._rebuild = rebuild
+        self.abandoned_calls = 0  # calls cut off by the timeout since the adapter was built
+        self._use(adapter)
+
+    def _use(self, adapter: Any) -> None:
+        self.adapter = adapter
         self.needs_images = bool(getattr(adapter, "needs_images", True))
         self.observe_images = bool(getattr(adapter, "observe_images", False))
         self.has_observe = callable(getattr(adapter, "observe", None))
@@ -118,12 +131,20 @@ class AdapterGuard:
             ok, value = reply.get(timeout=self.timeout)
         except queue.Empty:
             self._worker = _Worker()
+            self.abandoned_calls += 1
             raise AdapterError(f"{what} did not return within --adapter-timeout {self.timeout:g} s") from None
         if not ok:
             raise AdapterError(f"{what} raised {type(value).__name__}: {value}") from value
         return value
 
     def reset(self) -> None:
+        if self.abandoned_calls and self._rebuild is not None:
+            try:
+                self._use(self._rebuild())
+            except Exception as e:
+                raise AdapterError(f"rebuilding the adapter after a timed-out call raised "
+                                   f"{type(e).__name__}: {e}") from e
+            self.abandoned_calls = 0
         self._call("reset()", self.adapter.reset)
 
     def begin_episode(self, rng: np.random.Generator) -> None:

@@ -13,6 +13,7 @@ import hashlib
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,14 @@ def builtin_spec(name: str) -> str:
     close = difflib.get_close_matches(name, list(BUILTIN_POLICIES), n=2, cutoff=0.4)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise AdapterSpecError(f"unknown policy {name!r}{hint} (built-in: {', '.join(BUILTIN_POLICIES)})")
+
+
+def policy_factory(block: dict[str, Any]) -> Callable[[], Any]:
+    """A no-argument builder for the adapter a run's policy block names.
+
+    ``block`` is ``{"name": built-in}`` or ``{"adapter_spec": ..., "adapter_kwargs": {...}}``;
+    workers build their adapter with it, and the guard rebuilds one after a timed-out call.
+    """
+    spec = block["adapter_spec"] if "adapter_spec" in block else builtin_spec(block["name"])
+    kwargs = block.get("adapter_kwargs") or {}
+    return lambda: build_adapter(spec, kwargs)
