@@ -134,3 +134,44 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     np.testing.assert_array_equal(np.stack(live.live_frames["agentview"]), stored["obs/agentview_rgb"])
     np.testing.assert_array_equal(np.stack(live.live_frames["wrist"]), stored["obs/eye_in_hand_rgb"])
     assert stored["cue/agentview_rgb"].shape == (len(stored["cue/states"]), 64, 64, 3)
+
+
+@pytest.mark.sim
+def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
+    from memobench.data.collect import CollectionConflict, collect_task
+    from memobench.suite import Suite
+
+    task = Suite.load().get("T01-check-top-drawer")
+    resumed, straight = tmp_path / "resumed", tmp_path / "straight"
+    first = collect_task(task, 1, resumed)
+
+    class Killed(Exception):
+        pass
+
+    def kill_after_one_more(kept: int, attempts: int) -> None:
+        if attempts == first.attempts + 1:
+            raise Killed
+
+    with pytest.raises(Killed):  # asked for 3; killed after the first new attempt
+        collect_task(task, 3, resumed, on_attempt=kill_after_one_more)
+    assert len(list((resumed / f"{task.id}.attempts").iterdir())) == 1
+    assert read_task_file(first.path)[0]["successes"] == 1  # the finished file is untouched
+
+    seen: list[tuple[int, int]] = []
+    done = collect_task(task, 3, resumed, on_attempt=lambda k, a: seen.append((k, a)))
+    assert seen[0][1] == first.attempts + 1 and seen[-1] == (3, done.attempts)  # journaled attempt replayed first
+    assert not (resumed / f"{task.id}.attempts").exists()
+    reference = collect_task(task, 3, straight)
+    assert (done.kept, done.attempts, done.steps) == (reference.kept, reference.attempts, reference.steps)
+    (attrs, demos), (ref_attrs, ref_demos) = read_task_file(done.path), read_task_file(reference.path)
+    assert attrs == ref_attrs
+    for demo, ref in zip(demos, ref_demos, strict=True):
+        assert demo.attrs == ref.attrs and set(demo.arrays) == set(ref.arrays)
+        for key in ref.arrays:
+            np.testing.assert_array_equal(demo.arrays[key], ref.arrays[key])
+
+    again: list[tuple[int, int]] = []
+    collect_task(task, 3, resumed, on_attempt=lambda k, a: again.append((k, a)))
+    assert again == [(3, done.attempts)]  # nothing left to run
+    with pytest.raises(CollectionConflict, match="seed_base 1000000, not 5"):
+        collect_task(task, 3, resumed, seed_base=5)

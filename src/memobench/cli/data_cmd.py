@@ -59,10 +59,20 @@ def collect_command(
     cameras: CamerasOption = "agentview,wrist",
 ) -> None:
     """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
-    from memobench.data.collect import DEMO_SEED_BASE, MAX_ATTEMPTS_FACTOR
+    from memobench.data.collect import (
+        DEMO_SEED_BASE,
+        MAX_ATTEMPTS_FACTOR,
+        CollectionConflict,
+        check_can_continue,
+    )
 
     selected = _select(tasks)
     base = DEMO_SEED_BASE if seed_base is None else seed_base
+    try:  # before any work: a folder of another collection is refused, not mixed into
+        for task in selected:
+            check_can_continue(task, out, base)
+    except CollectionConflict as e:
+        raise _fail(str(e)) from None
     console = Console(stderr=True)
     start = time.perf_counter()
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -5,6 +5,14 @@ Seeds: demonstration attempt ``a`` of a task uses seed ``seed_base + a``, with
 (PROTOCOL.md), so demonstrations never share an episode (binding, layout)
 with an evaluation run of fewer than 999,993 episodes per task. Collection
 is camera-free; ``memobench data render`` adds images afterwards.
+
+Resuming: every attempt is journaled as it finishes, in
+``<out>/<task_id>.attempts/`` (one small file per attempt, written
+atomically), and the journal is folded into ``<task_id>.hdf5`` when the task
+is done. Collecting again into the same folder skips a task whose file
+already holds enough demos, extends one that holds fewer, and picks up a
+killed task at its first unjournaled attempt. Attempts are deterministic by
+seed, so a resumed collection writes the same file as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -13,7 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memobench.data.demo_file import Demo, checkpoint_annotation, file_attrs, write_task_file
+from memobench.data.demo_file import (
+    Demo,
+    checkpoint_annotation,
+    file_attrs,
+    read_task_file,
+    write_task_file,
+)
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
@@ -21,6 +35,10 @@ from memobench.suite import Task
 
 DEMO_SEED_BASE = 1_000_000
 MAX_ATTEMPTS_FACTOR = 3  # give up on a task after 3x the requested demos without enough successes
+
+
+class CollectionConflict(ValueError):
+    """The output folder holds a collection this one cannot continue (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -53,28 +71,101 @@ def record_demo(task: Task, attempt: int, seed_base: int, env, guard, protocol: 
     return record.success and bool(recorder.actions), Demo(recorder.arrays() if recorder.actions else {}, attrs)
 
 
+class AttemptJournal:
+    """One task's finished attempts, one file each, so a killed collection loses none."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+
+    def _path(self, attempt: int) -> Path:
+        return self.folder / f"attempt_{attempt:07d}.hdf5"
+
+    def add(self, attempt: int, success: bool, demo: Demo) -> None:
+        write_task_file(self._path(attempt), {"attempt": attempt, "success": success},
+                        [demo] if success else [])
+
+    def replay(self, first: int) -> list[Demo | None]:
+        """The journaled attempts ``first, first + 1, ...`` up to the first gap: the demo, or None for a failure."""
+        out: list[Demo | None] = []
+        while self._path(first + len(out)).exists():
+            attrs, demos = read_task_file(self._path(first + len(out)))
+            out.append(demos[0] if attrs["success"] else None)
+        return out
+
+    def remove(self) -> None:
+        if self.folder.exists():
+            for path in self.folder.iterdir():
+                path.unlink()
+            self.folder.rmdir()
+
+
+def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
+    """Raise :class:`CollectionConflict` if ``out`` holds this task collected some other way."""
+    import h5py
+
+    path = out / f"{task.id}.hdf5"
+    if not path.exists():
+        return
+    with h5py.File(path, "r") as f:
+        attrs = dict(f["data"].attrs)
+    for key, want in (("seed_base", seed_base), ("spec_hash", task.spec_hash)):
+        have = attrs.get(key)
+        have = have.item() if hasattr(have, "item") else have
+        if have != want:
+            raise CollectionConflict(f"{path} holds a collection with {key} {have!r}, not {want!r} "
+                                     "(the task or --seed-base changed): collect into a new --out folder")
+    if "image_size" in attrs:
+        raise CollectionConflict(f"{path} has rendered images; extending it would leave its new demos without "
+                                 "them: collect into a new --out folder")
+
+
+def _earlier_collection(task: Task, out: Path, seed_base: int) -> tuple[list[Demo], int]:
+    """The demos and attempt count ``out`` already holds for ``task`` (none if no file)."""
+    check_can_continue(task, out, seed_base)
+    path = out / f"{task.id}.hdf5"
+    if not path.exists():
+        return [], 0
+    attrs, demos = read_task_file(path, images=False)
+    return demos, int(attrs["attempts"])
+
+
 def collect_task(task: Task, episodes: int, out: Path, *, seed_base: int = DEMO_SEED_BASE,
                  protocol: Protocol | None = None,
                  on_attempt: Callable[[int, int], None] | None = None) -> TaskCollection:
     """Collect ``episodes`` successful expert demos of ``task`` into ``out/<task_id>.hdf5``.
 
-    ``on_attempt(kept, attempts)`` is called after every attempt (progress).
-    Stops after ``MAX_ATTEMPTS_FACTOR * episodes`` attempts even if short.
+    ``on_attempt(kept, attempts)`` is called after every attempt (progress),
+    journaled ones included. Stops after ``MAX_ATTEMPTS_FACTOR * episodes``
+    attempts even if short. Continues what ``out`` already holds for the task
+    (see the module docstring); raises :class:`CollectionConflict` if that
+    was made with another seed base or task spec.
     """
     from memobench.evaluation.envs import EnvCache
     from memobench.policies.adapter import AdapterGuard
     from memobench.policies.loader import build_adapter, builtin_spec
 
+    path = out / f"{task.id}.hdf5"
+    demos, attempts = _earlier_collection(task, out, seed_base)
+    if len(demos) >= episodes:
+        if on_attempt:
+            on_attempt(len(demos), attempts)
+        return TaskCollection(task.id, len(demos), attempts, sum(d.length for d in demos), path)
+    journal = AttemptJournal(out / f"{task.id}.attempts")
+    for demo in journal.replay(attempts):
+        attempts += 1
+        if demo is not None:
+            demos.append(demo)
+        if on_attempt:
+            on_attempt(len(demos), attempts)
     protocol = protocol or Protocol(seed=seed_base, adapter_timeout=0)
     guard = AdapterGuard(build_adapter(builtin_spec("expert")), timeout=None)
     envs = EnvCache(capacity=1)
-    demos: list[Demo] = []
-    attempts = 0
     try:
         while len(demos) < episodes and attempts < MAX_ATTEMPTS_FACTOR * episodes:
             plan = plan_episode(task, attempts, seed_base)
             env, _ = envs.get(task, plan.variant, plan.binding, render=False)
             success, demo = record_demo(task, attempts, seed_base, env, guard, protocol)
+            journal.add(attempts, success, demo)
             attempts += 1
             if success:
                 demos.append(demo)
@@ -83,6 +174,6 @@ def collect_task(task: Task, episodes: int, out: Path, *, seed_base: int = DEMO_
     finally:
         envs.close()
         guard.close()
-    path = out / f"{task.id}.hdf5"
     write_task_file(path, file_attrs(task, seed_base, attempts, demos), demos)
+    journal.remove()
     return TaskCollection(task.id, len(demos), attempts, sum(d.length for d in demos), path)
