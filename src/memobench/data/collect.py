@@ -17,6 +17,7 @@ seed, so a resumed collection writes the same file as an uninterrupted one.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,10 +94,7 @@ class AttemptJournal:
         return out
 
     def remove(self) -> None:
-        if self.folder.exists():
-            for path in self.folder.iterdir():
-                path.unlink()
-            self.folder.rmdir()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
