@@ -55,6 +55,43 @@ def test_experts_cannot_be_served():
         PolicyServer(ExpertPolicy(), port=0)
 
 
+class CountsSinceReset:
+    """A stateful policy: its chunk holds how many queries it has had since its last reset."""
+
+    needs_images = False
+
+    def __init__(self):
+        self.queries = 0
+
+    def reset(self):
+        self.queries = 0
+
+    def infer_actions(self, obs, prompt, resize_size):
+        self.queries += 1
+        return np.full((1, 7), float(self.queries))
+
+
+@pytest.mark.parametrize("per_connection", [False, True])
+def test_per_connection_keeps_two_workers_episodes_apart(per_connection):
+    said: list[str] = []
+    server = PolicyServer(CountsSinceReset(), port=0, announce=said.append,
+                          per_connection=CountsSinceReset if per_connection else None)
+    port = server.start()
+    a, b = RemotePolicy(port=port), RemotePolicy(port=port)
+    try:
+        a.reset()
+        first = a.infer_actions({}, "p", 224)[0, 0]
+        b.reset()  # another worker starts its episode mid-way through a's
+        second = a.infer_actions({}, "p", 224)[0, 0]
+    finally:
+        a.close(), b.close(), server.stop()
+    if per_connection:
+        assert (first, second) == (1.0, 2.0) and said == []
+    else:  # the shared adapter's memory was wiped by b: what --per-connection is for, and what it says
+        assert (first, second) == (1.0, 1.0)
+        assert said and "--per-connection" in said[0]
+
+
 def run(out, adapter, policy_name, horizon=20):
     task = Suite.load().get("T03-check-all-drawers")
     request = RunRequest(tasks=[task], num_trials_per_task=2, protocol=Protocol(horizon=horizon, adapter_timeout=0),

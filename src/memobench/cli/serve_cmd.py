@@ -17,19 +17,25 @@ def serve_command(
     adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
     host: Annotated[str, typer.Option(help="Address to bind (127.0.0.1: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port to listen on.")] = 8000,
+    per_connection: Annotated[bool, typer.Option(help="An adapter of its own for every client (a policy with "
+                                                      "per-episode state served to several workers).")] = False,
 ) -> None:
     """Serve a policy; evaluate it from anywhere with --policy remote --adapter-kwargs '{"port": PORT}'."""
     from memobench.cli.eval_cmd import _fail
+    from memobench.policies.loader import policy_factory
     from memobench.policies.remote import PolicyServer
 
     if not (policy or adapter_spec):
         raise _fail("give --policy or --adapter-spec: the policy to serve")
     adapter, block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
+    console = Console(stderr=True)
     try:
-        server = PolicyServer(adapter, host, port)
+        server = PolicyServer(adapter, host, port, per_connection=policy_factory(block) if per_connection else None,
+                              announce=lambda message: console.print(f"[yellow]{message}"))
     except ValueError as e:
         raise _fail(str(e)) from None
     label = block.get("name") or block.get("adapter_spec")
-    Console(stderr=True).print(f"Serving {label} on ws://{host}:{port} (Ctrl-C stops)")
+    sharing = "an adapter per client" if per_connection else "one adapter shared by all clients"
+    console.print(f"Serving {label} on ws://{host}:{port}, {sharing} (Ctrl-C stops)")
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -135,17 +136,26 @@ def remote_policy(**kwargs: Any) -> RemotePolicy:
 
 
 class PolicyServer:
-    """Serves one adapter over websocket; connections are handled one message at a time.
+    """Serves an adapter over websocket; each connection is handled one message at a time.
 
-    Several clients (env workers) may connect; calls into the adapter are
-    serialised by a lock, since an adapter is not required to be thread-safe.
+    Several clients (env workers) may connect. By default they share one
+    adapter, with calls serialised by a lock (an adapter need not be
+    thread-safe): right for a stateless policy, and a model loaded once.
+    A policy that keeps per-episode state must not be shared, or the
+    workers' ``reset``/``infer`` calls interleave in one memory: pass
+    ``per_connection`` (the adapter factory) and every connection gets an
+    adapter of its own. ``announce`` receives operator messages (a second
+    client sharing the adapter).
     """
 
-    def __init__(self, adapter: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT):
+    def __init__(self, adapter: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
+                 per_connection: Callable[[], Any] | None = None,
+                 announce: Callable[[str], None] = lambda message: None):
         if getattr(adapter, "privileged", False):
             raise ValueError("a privileged adapter (the built-in experts) reads simulator objects and "
                              "cannot be served over the network")
         self.adapter, self.host, self.port = adapter, host, port
+        self._per_connection, self._announce = per_connection, announce
         self._lock = threading.Lock()
         self._server = None
         self._connections: set = set()
@@ -153,28 +163,33 @@ class PolicyServer:
     def metadata(self) -> dict[str, Any]:
         return {"server": "memobench", "needs_images": bool(getattr(self.adapter, "needs_images", True))}
 
-    def _answer(self, message: dict) -> Any:
+    def _answer(self, adapter: Any, lock: threading.Lock, message: dict) -> Any:
         control = message.get("__ctrl__")
-        with self._lock:
+        with lock:
             if control == "reset":
-                self.adapter.reset()
+                adapter.reset()
                 return {"ok": True}
             if control == "begin_episode":
-                begin = getattr(self.adapter, "begin_episode", None)
+                begin = getattr(adapter, "begin_episode", None)
                 if begin is not None:
                     begin(_rng_from_state(message["rng_state"]))
                 return {"ok": True}
-            actions = self.adapter.infer_actions(message, message.get("prompt", ""),
-                                                 int(message.get("resize_size", 224)))
+            actions = adapter.infer_actions(message, message.get("prompt", ""),
+                                            int(message.get("resize_size", 224)))
             return {"actions": np.asarray(actions)}
 
     def _handle(self, connection) -> None:
         self._connections.add(connection)
+        if self._per_connection is None and len(self._connections) == 2:
+            self._announce("two clients now share one adapter; if the policy keeps per-episode state, "
+                           "serve it with --per-connection")
         try:
+            own = self._per_connection is not None  # an adapter of its own needs no lock shared with others
+            adapter, lock = (self._per_connection(), threading.Lock()) if own else (self.adapter, self._lock)
             connection.send(packb(self.metadata()))
             for raw in connection:
                 try:
-                    reply = packb(self._answer(unpackb(raw)))
+                    reply = packb(self._answer(adapter, lock, unpackb(raw)))
                 except Exception:
                     connection.send(traceback.format_exc())
                     continue
