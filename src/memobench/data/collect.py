@@ -150,6 +150,8 @@ def collect_task(task: Task, episodes: int, out: Path, *, seed_base: int = DEMO_
         return TaskCollection(task.id, len(demos), attempts, sum(d.length for d in demos), path)
     journal = AttemptJournal(out / f"{task.id}.attempts")
     for demo in journal.replay(attempts):
+        if len(demos) >= episodes:  # journaled by a run that asked for more
+            break
         attempts += 1
         if demo is not None:
             demos.append(demo)
