@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import queue
 import time
 from concurrent.futures import ProcessPoolExecutor, wait
@@ -37,14 +38,24 @@ def _select(tasks: str):
         raise _fail(str(e)) from None
 
 
-def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int, updates) -> object:
-    """Worker entry point: collect one task, reporting (task, kept, attempts) on ``updates``."""
+_worker: dict = {}  # in a collect worker process: the progress queue and the collect command's pid
+
+
+def _init_collect_worker(updates, parent_pid: int) -> None:
+    _worker.update(updates=updates, parent_pid=parent_pid)
+
+
+def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> object:
+    """Worker entry point: collect one task, reporting (task, kept, attempts) on the progress queue."""
     from memobench.data.collect import collect_task
     from memobench.suite import Suite
 
-    task = Suite.load().get(task_id)
-    return collect_task(task, episodes, out, seed_base=seed_base,
-                        on_attempt=lambda kept, attempts: updates.put((task_id, kept, attempts)))
+    def on_attempt(kept: int, attempts: int) -> None:
+        _worker["updates"].put((task_id, kept, attempts))
+        if os.getppid() != _worker["parent_pid"]:  # the command was killed: stop, this attempt is journaled
+            os._exit(1)
+
+    return collect_task(Suite.load().get(task_id), episodes, out, seed_base=seed_base, on_attempt=on_attempt)
 
 
 def collect_command(
@@ -94,9 +105,10 @@ def collect_command(
             import multiprocessing
 
             context = multiprocessing.get_context("spawn")  # MuJoCo/EGL state must not be forked
-            with context.Manager() as manager, ProcessPoolExecutor(workers, mp_context=context) as pool:
-                updates = manager.Queue()
-                futures = [pool.submit(_collect_one, t.id, episodes, out, base, updates) for t in selected]
+            updates = context.Queue()
+            with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_collect_worker,
+                                     initargs=(updates, os.getpid())) as pool:
+                futures = [pool.submit(_collect_one, t.id, episodes, out, base) for t in selected]
                 while True:
                     done, pending = wait(futures, timeout=0.5)
                     while True:
