@@ -100,8 +100,7 @@ class AdapterGuard:
     later episode sharing that object would race it (a built-in expert's
     forward model, a policy's memory). So after a timeout the next ``reset()``
     swaps in a new adapter from ``rebuild`` (the run's factory) before the next
-    episode starts. Without ``rebuild`` the old object is kept, as a caller
-    that built its adapter by hand asked for.
+    episode starts. Without ``rebuild`` the old object stays in use.
     """
 
     def __init__(self, adapter: Any, timeout: float | None = None,
