@@ -178,16 +178,20 @@ def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
 
 
 @pytest.mark.sim
-def test_collect_command_with_two_workers_writes_every_task_and_its_card(tmp_path):
+@pytest.mark.render
+@pytest.mark.skipif(__import__("ctypes.util").util.find_library("EGL") is None, reason="EGL not installed")
+def test_collect_and_render_with_two_workers_write_every_task_and_its_card(tmp_path):
     from typer.testing import CliRunner
 
     from memobench.cli import app
 
     result = CliRunner(env={"COLUMNS": "250"}).invoke(
-        app, ["collect", "--tasks", "T01,T09", "--episodes", "1", "--workers", "2", "--out", str(tmp_path)])
+        app, ["collect", "--tasks", "T01,T09", "--episodes", "1", "--workers", "2", "--out", str(tmp_path),
+              "--image-size", "32", "--cameras", "agentview"])
     assert result.exit_code == 0, result.output
     for task_id in ("T01-check-top-drawer", "T09-pour-twice-bowl"):
-        attrs, demos = read_task_file(tmp_path / f"{task_id}.hdf5")
-        assert attrs["task_id"] == task_id and len(demos) == 1
+        attrs, (demo,) = read_task_file(tmp_path / f"{task_id}.hdf5")
+        assert attrs["task_id"] == task_id and attrs["image_size"] == 32
+        assert demo.arrays["obs/agentview_rgb"].shape == (demo.length, 32, 32, 3)
         assert not (tmp_path / f"{task_id}.attempts").exists()  # the journal is folded into the file
     assert "T09-pour-twice-bowl" in (tmp_path / "README.md").read_text()

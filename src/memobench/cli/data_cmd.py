@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import queue
 import time
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed, wait
 from pathlib import Path
 from typing import Annotated
 
@@ -38,11 +38,20 @@ def _select(tasks: str):
         raise _fail(str(e)) from None
 
 
-_worker: dict = {}  # in a collect worker process: the progress queue and the collect command's pid
+_worker: dict = {}  # in a collect/render worker process: the command's pid (and collect's progress queue)
 
 
-def _init_collect_worker(updates, parent_pid: int) -> None:
-    _worker.update(updates=updates, parent_pid=parent_pid)
+def _init_worker(parent_pid: int, updates=None) -> None:
+    _worker.update(parent_pid=parent_pid, updates=updates)
+
+
+def _exit_if_orphaned() -> None:
+    """In a worker, between units of work: exit if the command that started it was killed.
+
+    A pool worker otherwise runs its whole task or file to the end (up to an hour), unseen.
+    """
+    if os.getppid() != _worker["parent_pid"]:
+        os._exit(1)
 
 
 def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> object:
@@ -52,10 +61,27 @@ def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> obje
 
     def on_attempt(kept: int, attempts: int) -> None:
         _worker["updates"].put((task_id, kept, attempts))
-        if os.getppid() != _worker["parent_pid"]:  # the command was killed: stop, this attempt is journaled
-            os._exit(1)
+        _exit_if_orphaned()  # the attempt is journaled: a resumed run starts after it
 
     return collect_task(Suite.load().get(task_id), episodes, out, seed_base=seed_base, on_attempt=on_attempt)
+
+
+class _Orphaned(Exception):
+    pass
+
+
+def _render_one(path: Path, size: int, cameras: list[str]) -> int:
+    """Worker entry point: render one file (left as it was if the worker stops midway)."""
+    from memobench.data.render import render_task_file
+
+    def after_demo() -> None:
+        if os.getppid() != _worker["parent_pid"]:
+            raise _Orphaned  # unwinds through render_task_file, which removes its partial copy
+
+    try:
+        return render_task_file(path, size, cameras, after_demo=after_demo)
+    except _Orphaned:
+        os._exit(1)
 
 
 def collect_command(
@@ -106,8 +132,8 @@ def collect_command(
 
             context = multiprocessing.get_context("spawn")  # MuJoCo/EGL state must not be forked
             updates = context.Queue()
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_collect_worker,
-                                     initargs=(updates, os.getpid())) as pool:
+            with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                     initargs=(os.getpid(), updates)) as pool:
                 futures = [pool.submit(_collect_one, t.id, episodes, out, base) for t in selected]
                 while True:
                     done, pending = wait(futures, timeout=0.5)
@@ -164,10 +190,11 @@ def render_files(paths: list[Path], size: int, cameras: list[str], workers: int)
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [pool.submit(render_task_file, p, size, cameras) for p in paths]
-            for future in futures:
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(os.getpid(),)) as pool:
+            for future in as_completed([pool.submit(_render_one, p, size, cameras) for p in paths]):
                 future.result()
+                progress.advance(bar)
                 progress.advance(bar)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,10 +32,12 @@ def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dic
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
-def render_task_file(path: Path, size: int, cameras: list[str]) -> int:
+def render_task_file(path: Path, size: int, cameras: list[str],
+                     after_demo: Callable[[], None] | None = None) -> int:
     """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
 
     Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
+    ``after_demo`` is called once each demo is drawn (a worker checks there whether to stop).
     """
     import h5py
 
@@ -67,6 +70,8 @@ def render_task_file(path: Path, size: int, cameras: list[str]) -> int:
                         group.create_dataset(name, data=frames, compression="gzip",
                                              chunks=(1, size, size, 3) if len(frames) else None)
                         drawn += len(frames)
+                if after_demo:
+                    after_demo()
             f["data"].attrs["image_size"] = size
             f["data"].attrs["cameras"] = ",".join(cameras)
         os.replace(partial, path)
