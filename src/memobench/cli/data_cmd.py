@@ -45,13 +45,12 @@ def _init_worker(parent_pid: int, updates=None) -> None:
     _worker.update(parent_pid=parent_pid, updates=updates)
 
 
-def _exit_if_orphaned() -> None:
-    """In a worker, between units of work: exit if the command that started it was killed.
+def _orphaned() -> bool:
+    """In a worker, between units of work: whether the command that started it is gone.
 
     A pool worker otherwise runs its whole task or file to the end (up to an hour), unseen.
     """
-    if os.getppid() != _worker["parent_pid"]:
-        os._exit(1)
+    return os.getppid() != _worker["parent_pid"]
 
 
 def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> object:
@@ -61,7 +60,8 @@ def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> obje
 
     def on_attempt(kept: int, attempts: int) -> None:
         _worker["updates"].put((task_id, kept, attempts))
-        _exit_if_orphaned()  # the attempt is journaled: a resumed run starts after it
+        if _orphaned():  # the attempt is journaled: a resumed run starts after it
+            os._exit(1)
 
     return collect_task(Suite.load().get(task_id), episodes, out, seed_base=seed_base, on_attempt=on_attempt)
 
@@ -75,7 +75,7 @@ def _render_one(path: Path, size: int, cameras: list[str]) -> int:
     from memobench.data.render import render_task_file
 
     def after_demo() -> None:
-        if os.getppid() != _worker["parent_pid"]:
+        if _orphaned():
             raise _Orphaned  # unwinds through render_task_file, which removes its partial copy
 
     try:

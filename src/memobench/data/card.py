@@ -72,14 +72,6 @@ def write_card(folder: Path, files: list[tuple[dict[str, Any], int]], *, fmt: st
 
 def hdf5_card_inputs(folder: Path) -> list[tuple[dict[str, Any], int]]:
     """(file attributes, number of demos) for every task file in ``folder``."""
-    import h5py
+    from memobench.data.demo_file import read_file_summary
 
-    from memobench.data.demo_file import JSON_ATTRS
-
-    out = []
-    for path in sorted(folder.glob("*.hdf5")):
-        with h5py.File(path, "r") as f:
-            attrs = {k: (v.item() if hasattr(v, "item") else v) for k, v in f["data"].attrs.items()
-                     if k not in JSON_ATTRS}
-            out.append((attrs, sum(1 for k in f["data"] if k.startswith("demo_"))))
-    return out
+    return [read_file_summary(path) for path in sorted(folder.glob("*.hdf5"))]

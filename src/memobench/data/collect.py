@@ -26,6 +26,7 @@ from memobench.data.demo_file import (
     Demo,
     checkpoint_annotation,
     file_attrs,
+    read_file_summary,
     read_task_file,
     write_task_file,
 )
@@ -99,16 +100,12 @@ class AttemptJournal:
 
 def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
     """Raise :class:`CollectionConflict` if ``out`` holds this task collected some other way."""
-    import h5py
-
     path = out / f"{task.id}.hdf5"
     if not path.exists():
         return
-    with h5py.File(path, "r") as f:
-        attrs = dict(f["data"].attrs)
+    attrs, _ = read_file_summary(path)
     for key, want in (("seed_base", seed_base), ("spec_hash", task.spec_hash)):
         have = attrs.get(key)
-        have = have.item() if hasattr(have, "item") else have
         if have != want:
             raise CollectionConflict(f"{path} holds a collection with {key} {have!r}, not {want!r} "
                                      "(the task or --seed-base changed): collect into a new --out folder")

@@ -107,6 +107,14 @@ def _read_attrs(node) -> dict[str, Any]:
     return out
 
 
+def read_file_summary(path: Path) -> tuple[dict[str, Any], int]:
+    """The file's attributes and its number of demos, without reading any array."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        return _read_attrs(f["data"]), sum(1 for k in f["data"] if k.startswith("demo_"))
+
+
 def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], list[Demo]]:
     """The file's attributes and its demos in order (image arrays skipped unless ``images``)."""
     import h5py

@@ -105,7 +105,8 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
                             request.num_trials_per_task, request.video)
     prepare_run_folder(out, manifest, request.resume)
     tasks = {t.id: t for t in request.tasks}
-    # After a timed-out call, episodes go on with a fresh adapter from the run's policy block.
+    # After a timed-out call, episodes go on with a fresh adapter from the run's policy block
+    # (resolved only then: a caller may hand in an adapter its block does not name).
     guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout,
                          rebuild=lambda: policy_factory(request.policy)())
     render = guard.needs_images or request.video != "none"
