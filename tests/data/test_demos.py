@@ -195,3 +195,11 @@ def test_collect_and_render_with_two_workers_write_every_task_and_its_card(tmp_p
         assert demo.arrays["obs/agentview_rgb"].shape == (demo.length, 32, 32, 3)
         assert not (tmp_path / f"{task_id}.attempts").exists()  # the journal is folded into the file
     assert "T09-pour-twice-bowl" in (tmp_path / "README.md").read_text()
+
+    runner = CliRunner(env={"COLUMNS": "250"})
+    valid = runner.invoke(app, ["data", "validate", str(tmp_path), "--tasks", "T01,T09", "--workers", "2"])
+    assert valid.exit_code == 0, valid.output
+    assert "2 demos in 2 task files checked" in valid.output and "T09-pour-twice-bowl demo 0: ok" in valid.output
+    short = runner.invoke(app, ["data", "validate", str(tmp_path), "--episodes", "2", "--no-replay", "--workers", "2"])
+    assert short.exit_code == 1
+    assert short.output.count("1 demos, 2 requested") == 2  # a worker's file-level problems reach the report

@@ -70,6 +70,17 @@ class _Orphaned(Exception):
     pass
 
 
+def _validate_one(path: Path, episodes: int | None, replay: bool) -> list:
+    """Worker entry point: validate one file (stopping between demos if the command is gone)."""
+    from memobench.data.validate import validate_file
+
+    def on_demo(_check) -> None:
+        if _orphaned():
+            os._exit(1)
+
+    return validate_file(path, episodes=episodes, replay=replay, on_demo=on_demo)
+
+
 def _render_one(path: Path, size: int, cameras: list[str]) -> int:
     """Worker entry point: render one file (left as it was if the worker stops midway)."""
     from memobench.data.render import render_task_file
@@ -195,7 +206,6 @@ def render_files(paths: list[Path], size: int, cameras: list[str], workers: int)
             for future in as_completed([pool.submit(_render_one, p, size, cameras) for p in paths]):
                 future.result()
                 progress.advance(bar)
-                progress.advance(bar)
 
 
 @app.command("render")
@@ -249,25 +259,48 @@ def validate_command(
     tasks: Annotated[str | None, typer.Option(help="Tasks that must be present (ids, families, tags).")] = None,
     episodes: Annotated[int | None, typer.Option(help="Demos each task must have at least.")] = None,
     replay: Annotated[bool, typer.Option(help="Replay every demo in the simulator (the real check).")] = True,
+    workers: Annotated[int, typer.Option(min=1, help="Processes, one file at a time each.")] = 1,
 ) -> None:
     """Check shapes, dtypes, action bounds and key frames, and replay every demo's actions."""
-    from memobench.data.validate import KEY_FRAME_TOLERANCE, validate_dir
+    from memobench.data.validate import KEY_FRAME_TOLERANCE, missing_tasks, validate_dir
 
     if not folder.is_dir():
         raise _fail(f"{folder} is not a folder")
-    required = [t.id for t in _select(tasks)] if tasks else None
     console = Console()
-    checks = validate_dir(folder, tasks=required, episodes=episodes, replay=replay,
-                          on_demo=lambda c: console.print(
-                              f"{c.task_id} demo {c.demo}: " + ("ok" if not c.problems else "; ".join(c.problems))
-                              + ("" if c.state_drift is None else f" (state drift {c.state_drift:.1e})"),
-                              highlight=False))
-    bad = [c for c in checks if c.problems]
-    demos = [c for c in checks if c.demo >= 0]
-    for c in bad:
+
+    def show(c) -> None:
         if c.demo < 0:
             console.print(f"[red]{c.task_id}[/]: " + "; ".join(c.problems), highlight=False)
-    console.print(f"{len(demos)} demos in {len({c.task_id for c in demos})} task files checked; "
-                  f"{len(bad)} problem(s). Key frames must match the replay within {KEY_FRAME_TOLERANCE} steps.")
+        else:
+            console.print(f"{c.task_id} demo {c.demo}: " + ("ok" if not c.problems else "; ".join(c.problems))
+                          + ("" if c.state_drift is None else f" (state drift {c.state_drift:.1e})"),
+                          highlight=False)
+
+    start = time.perf_counter()
+    checks = missing_tasks(folder, [t.id for t in _select(tasks)] if tasks else [])
+    for c in checks:
+        show(c)
+    if workers == 1:  # demo by demo as they are replayed, a file's own problems at the end
+        found = validate_dir(folder, episodes=episodes, replay=replay, on_demo=show)
+        for c in found:
+            if c.demo < 0:
+                show(c)
+        checks += found
+    else:  # file by file as they finish
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                                 initargs=(os.getpid(),)) as pool:
+            futures = [pool.submit(_validate_one, p, episodes, replay) for p in sorted(folder.glob("*.hdf5"))]
+            for future in as_completed(futures):
+                for c in future.result():
+                    show(c)
+                    checks.append(c)
+    bad = [c for c in checks if c.problems]
+    demos = [c for c in checks if c.demo >= 0]
+    console.print(f"{len(demos)} demos in {len({c.task_id for c in demos})} task files checked in "
+                  f"{time.perf_counter() - start:.0f} s; {len(bad)} problem(s). Key frames must match the replay "
+                  f"within {KEY_FRAME_TOLERANCE} steps.")
     if bad or not demos:
         raise typer.Exit(code=1)

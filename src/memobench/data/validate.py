@@ -113,41 +113,47 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
     return problems, drift
 
 
-def validate_dir(folder: Path, *, tasks: list[str] | None = None, episodes: int | None = None,
-                 replay: bool = True, on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
-    """Check every ``<task_id>.hdf5`` in ``folder``; ``tasks``/``episodes`` add coverage checks."""
+def validate_file(path: Path, *, episodes: int | None = None, replay: bool = True,
+                  on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
+    """Check one ``<task_id>.hdf5``: file-level problems (demo index -1), then one check per demo."""
     from memobench.evaluation.envs import EnvCache
 
-    suite = Suite.load()
+    try:
+        task = Suite.load().get(path.stem)
+    except UnknownTaskError as e:
+        return [DemoCheck(path.stem, -1, [f"{path.name}: {e}"])]
+    attrs, demos = read_task_file(path, images=False)
     checks: list[DemoCheck] = []
-    files = sorted(folder.glob("*.hdf5"))
-    present = {f.stem for f in files}
-    for task_id in tasks or []:
-        if task_id not in present:
-            checks.append(DemoCheck(task_id, -1, [f"no file {task_id}.hdf5"]))
+    if episodes is not None and len(demos) < episodes:
+        checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))
+    if attrs.get("spec_hash") != task.spec_hash:
+        checks.append(DemoCheck(task.id, -1, ["recorded with another version of the task file"]))
     envs = EnvCache(capacity=1)
     try:
-        for path in files:
-            try:
-                task = suite.get(path.stem)
-            except UnknownTaskError as e:
-                checks.append(DemoCheck(path.stem, -1, [f"{path.name}: {e}"]))
-                continue
-            attrs, demos = read_task_file(path, images=False)
-            if episodes is not None and len(demos) < episodes:
-                checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))
-            if attrs.get("spec_hash") != task.spec_hash:
-                checks.append(DemoCheck(task.id, -1, ["recorded with another version of the task file"]))
-            for i, demo in enumerate(demos):
-                check = DemoCheck(task.id, i, static_problems(demo))
-                if replay and not check.problems:
-                    plan = plan_episode(task, demo.attrs["attempt"], attrs["seed_base"])
-                    env, _ = envs.get(task, plan.variant, plan.binding, render=False)
-                    problems, check.state_drift = replay_problems(task, demo, attrs["seed_base"], env)
-                    check.problems += problems
-                checks.append(check)
-                if on_demo:
-                    on_demo(check)
+        for i, demo in enumerate(demos):
+            check = DemoCheck(task.id, i, static_problems(demo))
+            if replay and not check.problems:
+                plan = plan_episode(task, demo.attrs["attempt"], attrs["seed_base"])
+                env, _ = envs.get(task, plan.variant, plan.binding, render=False)
+                problems, check.state_drift = replay_problems(task, demo, attrs["seed_base"], env)
+                check.problems += problems
+            checks.append(check)
+            if on_demo:
+                on_demo(check)
     finally:
         envs.close()
+    return checks
+
+
+def missing_tasks(folder: Path, tasks: list[str]) -> list[DemoCheck]:
+    """A coverage problem for every task in ``tasks`` without a file in ``folder``."""
+    return [DemoCheck(t, -1, [f"no file {t}.hdf5"]) for t in tasks if not (folder / f"{t}.hdf5").exists()]
+
+
+def validate_dir(folder: Path, *, tasks: list[str] | None = None, episodes: int | None = None,
+                 replay: bool = True, on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
+    """Check every ``<task_id>.hdf5`` in ``folder`` in this process; ``tasks``/``episodes`` add coverage checks."""
+    checks = missing_tasks(folder, tasks or [])
+    for path in sorted(folder.glob("*.hdf5")):
+        checks += validate_file(path, episodes=episodes, replay=replay, on_demo=on_demo)
     return checks
