@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import queue
 import time
@@ -43,6 +44,16 @@ _worker: dict = {}  # in a collect/render worker process: the command's pid (and
 
 def _init_worker(parent_pid: int, updates=None) -> None:
     _worker.update(parent_pid=parent_pid, updates=updates)
+
+
+def _worker_pool(workers: int, updates=None) -> ProcessPoolExecutor:
+    """A pool of spawned workers that know this command's pid (see :func:`_orphaned`).
+
+    Spawned, not forked: MuJoCo/EGL state must not be copied into a child.
+    """
+    context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+                               initargs=(os.getpid(), updates))
 
 
 def _orphaned() -> bool:
@@ -139,12 +150,8 @@ def collect_command(
                 results.append(collect_task(task, episodes, out, seed_base=base,
                                             on_attempt=lambda k, a, tid=task.id: update(tid, k, a)))
         else:
-            import multiprocessing
-
-            context = multiprocessing.get_context("spawn")  # MuJoCo/EGL state must not be forked
-            updates = context.Queue()
-            with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                     initargs=(os.getpid(), updates)) as pool:
+            updates = multiprocessing.get_context("spawn").Queue()
+            with _worker_pool(workers, updates) as pool:
                 futures = [pool.submit(_collect_one, t.id, episodes, out, base) for t in selected]
                 while True:
                     done, pending = wait(futures, timeout=0.5)
@@ -198,11 +205,7 @@ def render_files(paths: list[Path], size: int, cameras: list[str], workers: int)
                 render_task_file(path, size, cameras)
                 progress.advance(bar)
             return
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(os.getpid(),)) as pool:
+        with _worker_pool(workers) as pool:
             for future in as_completed([pool.submit(_render_one, p, size, cameras) for p in paths]):
                 future.result()
                 progress.advance(bar)
@@ -287,11 +290,7 @@ def validate_command(
                 show(c)
         checks += found
     else:  # file by file as they finish
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
-                                 initargs=(os.getpid(),)) as pool:
+        with _worker_pool(workers) as pool:
             futures = [pool.submit(_validate_one, p, episodes, replay) for p in sorted(folder.glob("*.hdf5"))]
             for future in as_completed(futures):
                 for c in future.result():
