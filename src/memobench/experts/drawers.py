@@ -163,8 +163,8 @@ class OpenDrawer(_DrawerSkill):
     """Press the closed fingertips on top of the handle bar and drag the drawer out by friction.
 
     The drawer slides on a damped joint with no friction loss, so a firm press (full
-    downward action) drags it along; the pull eases off near ``goal`` and stops on the
-    joint reading. Then the hand lifts off. No grasp: see :func:`hand_rot`.
+    downward action; half on the bottom bar, see ``PRESS``) drags it along until the
+    joint reads past ``goal``. Then the hand lifts off. No grasp: see :func:`hand_rot`.
     """
 
     name = "open drawer"
