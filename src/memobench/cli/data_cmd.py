@@ -46,13 +46,13 @@ def _init_worker(parent_pid: int, updates=None) -> None:
     _worker.update(parent_pid=parent_pid, updates=updates)
 
 
-def _worker_pool(workers: int, updates=None) -> ProcessPoolExecutor:
-    """A pool of spawned workers that know this command's pid (see :func:`_orphaned`).
+# Workers and their queues are spawned, not forked: MuJoCo/EGL state must not be copied into a child.
+_SPAWN = multiprocessing.get_context("spawn")
 
-    Spawned, not forked: MuJoCo/EGL state must not be copied into a child.
-    """
-    context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker,
+
+def _worker_pool(workers: int, updates=None) -> ProcessPoolExecutor:
+    """A pool of spawned workers that know this command's pid (see :func:`_orphaned`)."""
+    return ProcessPoolExecutor(workers, mp_context=_SPAWN, initializer=_init_worker,
                                initargs=(os.getpid(), updates))
 
 
@@ -150,7 +150,7 @@ def collect_command(
                 results.append(collect_task(task, episodes, out, seed_base=base,
                                             on_attempt=lambda k, a, tid=task.id: update(tid, k, a)))
         else:
-            updates = multiprocessing.get_context("spawn").Queue()
+            updates = _SPAWN.Queue()
             with _worker_pool(workers, updates) as pool:
                 futures = [pool.submit(_collect_one, t.id, episodes, out, base) for t in selected]
                 while True:
