@@ -24,3 +24,4 @@ def test_help_states_the_rule():
     result = runner.invoke(app, ["certify", "--help"])
     assert result.exit_code == 0
     assert "95%" in result.output and "chance + 10 points" in result.output
+    assert "--memoryless-episodes" in result.output

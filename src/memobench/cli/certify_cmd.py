@@ -12,11 +12,15 @@ from rich.console import Console
 from rich.table import Table
 
 from memobench.cli.eval_cmd import _fail
+from memobench.evaluation.certify import MEMORYLESS_EPISODES
 
 
 def certify_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
-    episodes: Annotated[int, typer.Option(min=1, help="Episodes per task and expert.")] = 20,
+    episodes: Annotated[int, typer.Option(min=1, help="Expert episodes per task.")] = 20,
+    memoryless_episodes: Annotated[int, typer.Option(
+        min=1, help="Memoryless-expert episodes per task (at least --episodes; its seeds include the expert's). "
+                    "More than the expert's: its rate is judged against a 10-point margin.")] = MEMORYLESS_EPISODES,
     seed: Annotated[int, typer.Option(help="Seed base: episode e uses seed + e.")] = 7,
     replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
     out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
@@ -25,8 +29,9 @@ def certify_command(
     markdown: Annotated[Path | None, typer.Option(help="Also write the Markdown table here (e.g. docs/certification.md).")]
     = None,
 ) -> None:
-    """Run the expert and the memoryless expert on the same seeds; a task passes if the expert
-    succeeds >= 95% and the memoryless expert <= chance + 10 points. Exits 1 if any task fails."""
+    """Run the expert and the memoryless expert on the same seeds (the memoryless one on more);
+    a task passes if the expert succeeds >= 95% and the memoryless expert <= chance + 10 points.
+    Exits 1 if any task fails."""
     from memobench.evaluation.certify import (
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
@@ -46,27 +51,30 @@ def certify_command(
     missing = [t.id for t in selected if t.id not in plans()]
     if missing:
         raise _fail(f"no expert plan yet for: {', '.join(missing)}")
+    blind = max(episodes, memoryless_episodes)
     start = time.perf_counter()
     try:
         certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
-                                  out_root, console, workers=workers)
+                                  out_root, console, workers=workers, memoryless_episodes=blind)
     except RunFolderError as e:
         raise _fail(str(e)) from None
     wall_time = time.perf_counter() - start
-    command = f"memobench certify --tasks {tasks} --episodes {episodes} --seed {seed} --replan-steps {replan_steps}"
+    command = (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
+               f"--seed {seed} --replan-steps {replan_steps}")
     meta = {"command": command, "date": datetime.date.today().isoformat(), "wall_time_s": wall_time,
-            "episodes": episodes, "seed": seed, "replan_steps": replan_steps}
+            "episodes": episodes, "memoryless_episodes": blind, "seed": seed, "replan_steps": replan_steps}
     text = certification_markdown(certs, meta)
     for path in filter(None, (out_root / "certification.md", markdown)):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    table = Table(title=f"Certification ({episodes} episodes per task and expert, seeds {seed}..{seed + episodes - 1})")
+    table = Table(title=f"Certification (per task: {episodes} expert episodes, seeds {seed}..{seed + episodes - 1}; "
+                        f"{blind} memoryless, seeds {seed}..{seed + blind - 1})")
     for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "p(luck)", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
         verdict = "[green]pass" if c.passed else "[red]FAIL"
         luck = "-" if c.p_above_chance is None else f"{c.p_above_chance:.2f}"
-        table.add_row(c.task_id, c.memory_type, f"{c.expert.value:.0%}", f"{c.memoryless.value:.0%}",
+        table.add_row(c.task_id, c.memory_type, f"{c.expert.k}/{c.expert.n}", f"{c.memoryless.k}/{c.memoryless.n}",
                       f"{c.chance:.1%}", luck, verdict)
     console.print(table)
     for c in certs:
