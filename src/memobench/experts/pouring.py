@@ -54,9 +54,9 @@ def tilt(scene: Scene, name: str) -> float:
     return float(np.arccos(np.clip(up_axis(scene, name)[2], -1.0, 1.0)))
 
 
-def hand_rot(angle: float) -> np.ndarray:
-    """The grip-site orientation turned ``angle`` about :data:`TILT_AXIS` from pointing down."""
-    return rot_axis(TILT_AXIS, angle) @ DOWN
+def hand_rot(angle: float, hand: np.ndarray = DOWN, axis: np.ndarray = TILT_AXIS) -> np.ndarray:
+    """The grip-site orientation ``hand`` (default: pointing down) turned ``angle`` about the world ``axis``."""
+    return rot_axis(axis, angle) @ hand
 
 
 def servo(scene: Scene, target_pos: np.ndarray, target_rot: np.ndarray, grip: float, *,
@@ -86,11 +86,15 @@ class Pour(Skill):
     name = "pour"
 
     def __init__(self, obj: str, target: str, *, angle: float = POUR_TILT, hold: int = 3,
-                 carry: float = CARRY_TILT, max_steps: int = 200, offset: np.ndarray = POUR_OFFSET):
+                 carry: float = CARRY_TILT, max_steps: int = 200, offset: np.ndarray = POUR_OFFSET,
+                 hand: np.ndarray = DOWN, axis: np.ndarray = TILT_AXIS):
         super().__init__()
         self.obj, self.target, self.angle, self.hold, self.carry = obj, target, angle, hold, carry
         self.max_steps = max_steps
         self.offset = np.asarray(offset, dtype=float)  # hand relative to the target (see pour_spot)
+        # The hand's untilted orientation and the world axis it turns about to pour: by default
+        # picked from above (DOWN) and turned about TILT_AXIS (see the module doc).
+        self.hand, self.axis = hand, axis
         self.phase = "align"
         self.held = 0
         self.name = f"pour {obj} over {target}"
@@ -106,22 +110,22 @@ class Pour(Skill):
             if np.linalg.norm(spot - scene.eef_pos()) < ALIGN_TOL and bottle < self.carry + 0.04:
                 self.phase = "tip"
             else:
-                return servo(scene, spot, hand_rot(self.carry), CLOSE)
+                return servo(scene, spot, hand_rot(self.carry, self.hand, self.axis), CLOSE)
         if self.phase == "tip":
             if bottle >= self.angle - 0.02:
                 self.phase = "hold"
             else:
-                return servo(scene, spot, hand_rot(self.angle + 0.15), CLOSE, rot_gain=3.0)
+                return servo(scene, spot, hand_rot(self.angle + 0.15, self.hand, self.axis), CLOSE, rot_gain=3.0)
         if self.phase == "hold":
             if self.held >= self.hold:
                 self.phase = "back"
             else:
                 self.held += 1
-                return servo(scene, spot, hand_rot(self.angle), CLOSE, rot_gain=2.0)
+                return servo(scene, spot, hand_rot(self.angle, self.hand, self.axis), CLOSE, rot_gain=2.0)
         # back: done once at or below the carry tilt (a pour is counted 0.10 rad from its baseline)
         if bottle < self.carry + 0.01:
             return self.finish(True)
-        return servo(scene, spot, hand_rot(self.carry), CLOSE, rot_gain=3.0)
+        return servo(scene, spot, hand_rot(self.carry, self.hand, self.axis), CLOSE, rot_gain=3.0)
 
 
 def rest_height(scene: Scene, name: str) -> float:
