@@ -30,20 +30,21 @@ from __future__ import annotations
 import numpy as np
 
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.pouring import Pour, pour_spot, rest_height, set_down
+from memobench.experts.pouring import Pour, pour_spot
 from memobench.experts.scene import Scene
-from memobench.experts.skills import TABLE_Z, Skill, pick
+from memobench.experts.side_grasp import approach, side_pick, side_rot, side_set_down
+from memobench.experts.skills import Skill
 
 BOTTLE, MUG, TRAY = "wine_bottle_1", "porcelain_mug_1", "wooden_tray_1"
 POURS = 2
-GRASP_HEIGHT = 0.125  # grip site over the bottle's base: on the neck (1-1.4 cm wide, 0.05-0.16 up)
-LIFT = 0.30  # hand over the table after the grasp: the bottle's base then clears the mug's rim
-# Hand relative to the mug's origin while pouring. The cup's centre is ~1.2 cm to -y of the
-# origin (the handle is on +y); tipped 0.6 rad the bottle's mouth moves ~1.8 cm to -y.
-POUR_AT = np.array([0.0, 0.006, 0.26])
+GRASP_HEIGHT = 0.052  # grip site over the bottle's base: pads on the body, just under its centre of mass (0.056)
+YAW = np.radians(45.0)  # the hand points to +x+y, coming from the robot's side of the bottle
+LIFT = 0.25  # hand over the table after the grasp
+# Hand relative to the mug's origin while pouring.
+POUR_AT = np.array([-0.043, 0.031, 0.22])
 OVER_MUG = 0.06  # m, xy: the held bottle is "at the mug" within this of the pour spot
-CARRY = 0.30  # hand over the table while carrying the bottle to the tray (base above the walls)
-TRAY_FLOOR = 0.008  # the tray's floor over its origin (its walls reach 0.08)
+CARRY = 0.20  # hand over the table while carrying the bottle to the tray
+RELEASE_OVER_TRAY = 0.10  # grip site over the tray's origin when letting go: the hand clears the walls
 
 
 def tray_spot(scene: Scene) -> np.ndarray:
@@ -55,12 +56,13 @@ def tray_spot(scene: Scene) -> np.ndarray:
 
 
 def to_tray(scene: Scene) -> Skill:
-    """Carry the held bottle over the tray, stand it on the tray's floor, let go."""
-    floor = scene.pos(TRAY)[2] + TRAY_FLOOR - TABLE_Z
-    # set_down lowers the base to 5 mm over TABLE_Z + half_height - GRASP_HEIGHT...: the tray's
-    # floor is the bottle's "table" here, so its height over the table is added to the bottle's.
-    return set_down(BOTTLE, tray_spot, grasp_height=GRASP_HEIGHT,
-                    half_height=rest_height(scene, BOTTLE) + floor, carry_height=CARRY)
+    """Carry the held bottle over the tray, let it go upright just over the tray's floor."""
+    return side_set_down(BOTTLE, tray_spot, YAW, release_z=lambda sc: sc.pos(TRAY)[2] + RELEASE_OVER_TRAY,
+                         carry_height=CARRY)
+
+
+def pour() -> Pour:
+    return Pour(BOTTLE, MUG, offset=POUR_AT, hand=side_rot(YAW), axis=approach(YAW))
 
 
 class PourTwiceMugThenTrayPlan(Plan):
@@ -74,13 +76,13 @@ class PourTwiceMugThenTrayPlan(Plan):
         if scene.grasped(BOTTLE):
             spot = pour_spot(MUG, POUR_AT)(scene)
             if np.linalg.norm(scene.eef_pos()[:2] - spot[:2]) >= OVER_MUG:
-                return Pour(BOTTLE, MUG, offset=POUR_AT)
+                return pour()
             if "pours" in memory:
                 again = memory["pours"] < POURS
             else:  # memoryless: the scene looks the same after every pour
                 again = self.choose((True, False), rng)
-            return Pour(BOTTLE, MUG, offset=POUR_AT) if again else to_tray(scene)
+            return pour() if again else to_tray(scene)
         if scene.check("on", BOTTLE, TRAY):
             return None  # the bottle stands on the tray: the last step is done
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it
-        return pick(BOTTLE, GRASP_HEIGHT, lift=LIFT)
+        return side_pick(BOTTLE, GRASP_HEIGHT, YAW, lift=LIFT)
