@@ -4,7 +4,9 @@ The bottle is grasped from above with :func:`~memobench.experts.skills.pick`
 (hand pointing down, fingers closing along world y). A pour turns the hand
 about world x, the axis across the fingers (the pads hold the bottle firmly
 against that turn; about y it would pivot between them), so the bottle's top
-tips toward -y: the hand waits on the +y side of the target.
+tips toward -y: the hand waits on the +y side of the target. A bottle held
+another way pours with :class:`Pour`'s ``hand`` and ``axis`` (T10's side
+grasp, :mod:`~memobench.experts.side_grasp`, rolls about its approach axis).
 
 Every phase is closed on the bottle's own tilt (the angle between its up
 axis and world z, as the pour counter measures it), not on the hand's.
