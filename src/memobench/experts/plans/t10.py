@@ -59,8 +59,8 @@ YAW_CLEARANCE = 0.01  # m, between the open hand and the mug or the tray that ma
 # 5-11 cm (7 of 14 such episodes); at 45-60 degrees never more than 0.4 mm.
 POUR_YAW = np.radians(45.0)
 # The bottle's tilt between pours: moving fast to the mug the held bottle overshoots the hand's
-# carry tilt by up to 0.04 rad (0.13 at pouring.CARRY_TILT's 0.09, 0.02 short of what the pour
-# counter takes for a pour); held firmly by the body it needs less than the neck grasp did.
+# carry tilt by up to 0.05 rad. At pouring.CARRY_TILT's 0.09 it reached 0.13 near the mug, 0.02
+# short of what the pour counter takes for a pour; at 0.05 at most 0.10 (56 demo seeds).
 CARRY_TILT = 0.05
 # Hand over the table after the grasp (the bottle's base 10 cm up): the pour's approach then
 # rises to the pour spot faster than it closes in on the mug (per-axis speed limits).
