@@ -23,9 +23,10 @@ The wine bottle (15.8 cm tall, origin at its base, 15 g, centre of mass 5.6 cm
 up) is held from the side by its body (:mod:`~memobench.experts.side_grasp`),
 the hand level and turned 45-75 degrees from +x toward +y, as far as it
 takes to keep clear of the mug and the tray; it pours and carries at 45
-degrees. Held from above by its 1-1.4 cm neck, 7 cm over the centre of mass, it turned and slid in the fingers, and a swing of
-0.16 rad beside the mug was once counted as a pour (6 of 56 demonstration
-seeds failed); held by the body it moves < 3 mm in the hand.
+degrees. Held from above by its 1-1.4 cm neck, 7 cm over the centre of
+mass, it turned and slid in the fingers, and a swing of 0.16 rad beside the
+mug was once counted as a pour (6 of 56 demonstration seeds failed); held by
+the body it moves < 3 mm in the hand.
 """
 
 from __future__ import annotations
