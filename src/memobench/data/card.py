@@ -43,7 +43,8 @@ def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: 
         "",
         "## How they were made",
         "",
-        f"`{command}`. The scripted MEMOBench expert (privileged simulator state, explicit memory) ran "
+        f"`{command}` (the latest command to write this folder; a collection may take several). "
+        "The scripted MEMOBench expert (privileged simulator state, explicit memory) ran "
         "each task in LIBERO/robosuite/MuJoCo through the evaluation harness, camera-free; every "
         "successful episode was kept until each task had its count. Attempt *a* of a task uses seed "
         f"{' / '.join(str(b) for b in seed_bases)} + *a* (evaluation uses 7 + *e*, so no demonstration "
