@@ -36,6 +36,7 @@ def certify_command(
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
         certification_markdown,
+        memoryless_episode_count,
         run_certification,
     )
     from memobench.evaluation.protocol import Protocol
@@ -51,7 +52,7 @@ def certify_command(
     missing = [t.id for t in selected if t.id not in plans()]
     if missing:
         raise _fail(f"no expert plan yet for: {', '.join(missing)}")
-    blind = max(episodes, memoryless_episodes)
+    blind = memoryless_episode_count(episodes, memoryless_episodes)
     start = time.perf_counter()
     try:
         certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),

@@ -40,6 +40,11 @@ MEMORYLESS_EPISODES = 100
 POLICIES = ("expert", "expert-memoryless")
 
 
+def memoryless_episode_count(episodes: int, requested: int | None = None) -> int:
+    """Memoryless episodes per task: ``requested`` (default :data:`MEMORYLESS_EPISODES`), never fewer than ``episodes``."""
+    return max(episodes, MEMORYLESS_EPISODES if requested is None else requested)
+
+
 @dataclass(frozen=True)
 class Certificate:
     """One task's verdict and the numbers behind it."""
@@ -192,12 +197,11 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
                       memoryless_episodes: int | None = None) -> list[Certificate]:
     """Run both experts on ``tasks`` (resuming what is already in ``out_root``) and judge each task.
 
-    The memoryless expert runs ``max(episodes, memoryless_episodes)`` episodes
-    (:data:`MEMORYLESS_EPISODES` when not given)."""
+    The memoryless expert runs :func:`memoryless_episode_count` episodes."""
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.policies.loader import build_adapter, builtin_spec
 
-    blind = max(episodes, MEMORYLESS_EPISODES if memoryless_episodes is None else memoryless_episodes)
+    blind = memoryless_episode_count(episodes, memoryless_episodes)
     trials = {"expert": episodes, "expert-memoryless": blind}
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
