@@ -8,9 +8,11 @@ import json
 import pytest
 
 from memobench.evaluation.certify import (
+    NOTES_MARKER,
     Certificate,
     certificates,
     certification_markdown,
+    keep_hand_notes,
     write_certificates,
 )
 from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus
@@ -120,6 +122,26 @@ def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
     assert "**1/2 tasks pass.**" in text
     assert "| A | object | 20/20 (100%) | 9/20 (45%) | 50.0% | 0.75 | pass | storage_failure 11 |" in text
     assert "| B | temporal | 20/20 (100%) | 13/20 (65%) | 25.0% | 0.00 | **FAIL**: memoryless SR 65%" in text
+
+
+def test_markdown_points_out_chance_levels_the_memoryless_expert_beats_beyond_luck():
+    meta = {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5}
+    # 19/100 at chance 1/9 (T03 before its level was corrected): passes, yet p(luck) 0.01.
+    low = Certificate("T03", "temporal", 1 / 9, Rate(20, 20), Rate(19, 100))
+    fair = Certificate("S01", "spatial", 1 / 3, Rate(20, 20), Rate(29, 100))
+    assert low.passed and low.chance_looks_low and not fair.chance_looks_low
+    text = certification_markdown([low, fair], meta)
+    assert "**Chance levels to re-check:** T03 (p(luck) 0.014)." in text
+    assert "S01 (p(luck)" not in text
+    assert "re-check" not in certification_markdown([fair], meta)
+
+
+def test_regenerating_the_markdown_keeps_the_hand_written_notes():
+    notes = f"{NOTES_MARKER}\n\n## Notes on this run\n\n- written by hand\n"
+    previous = "# old table\n\n| A | ... |\n\n" + notes
+    assert keep_hand_notes("# new table\n", previous) == "# new table\n\n" + notes
+    assert keep_hand_notes("# new table\n", "# old table, no marker\n") == "# new table\n"
+    assert keep_hand_notes("# new table\n", None) == "# new table\n"
 
 
 def test_files_hold_every_task_and_the_rule(tmp_path):

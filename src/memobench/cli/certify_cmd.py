@@ -26,7 +26,9 @@ def certify_command(
     out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
     = Path("runs/certify"),
     workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
-    markdown: Annotated[Path | None, typer.Option(help="Also write the Markdown table here (e.g. docs/certification.md).")]
+    markdown: Annotated[Path | None, typer.Option(
+        help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
+             "file's notes marker are kept.")]
     = None,
 ) -> None:
     """Run the expert and the memoryless expert on the same seeds (the memoryless one on more);
@@ -36,6 +38,7 @@ def certify_command(
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
         certification_markdown,
+        keep_hand_notes,
         memoryless_episode_count,
         run_certification,
     )
@@ -67,7 +70,7 @@ def certify_command(
     text = certification_markdown(certs, meta)
     for path in filter(None, (out_root / "certification.md", markdown)):
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(keep_hand_notes(text, path.read_text() if path.exists() else None))
     table = Table(title=f"Certification (per task: {episodes} expert episodes, seeds {seed}..{seed + episodes - 1}; "
                         f"{blind} memoryless, seeds {seed}..{seed + blind - 1})")
     for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "p(luck)", "verdict"):
@@ -81,6 +84,10 @@ def certify_command(
     for c in certs:
         if not c.passed:
             console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
+        if c.chance_looks_low:
+            console.print(f"[yellow]{c.task_id}[/]: the memoryless expert beats chance {c.chance:.1%} by more than "
+                          f"luck explains (p(luck) {c.p_above_chance:.3f}): the chance level is probably too low",
+                          highlight=False)
     console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, memoryless <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
                   "p(luck): chance of the memoryless successes or more if its true rate were the chance level. "
                   f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {wall_time:.0f} s. "

@@ -38,6 +38,13 @@ EXPERT_MIN_SR = 0.95
 MEMORYLESS_MARGIN = 0.10
 MEMORYLESS_EPISODES = 100
 POLICIES = ("expert", "expert-memoryless")
+# Below this p(luck) the memoryless expert beats the stated chance level by more than luck explains:
+# the level is probably too low. Several levels rest on how many blind tries fit in the horizon,
+# which a faster skill raises (T03's did), so certification points them out, pass or fail.
+LOW_CHANCE_P = 0.05
+# In a Markdown file written by ``certify --markdown``: what follows this line is written by hand,
+# and regenerating the table keeps it (:func:`keep_hand_notes`).
+NOTES_MARKER = "<!-- Written by hand from here on: `memobench certify --markdown` keeps it when it regenerates the table. -->"
 
 
 def memoryless_episode_count(episodes: int, requested: int | None = None) -> int:
@@ -81,6 +88,12 @@ class Certificate:
         if not self.memoryless.defined:
             return None
         return binomial_tail(self.memoryless.k, self.memoryless.n, self.chance)
+
+    @property
+    def chance_looks_low(self) -> bool:
+        """The memoryless expert's successes are unlikely (p < :data:`LOW_CHANCE_P`) at the stated chance level."""
+        p = self.p_above_chance
+        return p is not None and p < LOW_CHANCE_P
 
     @property
     def passed(self) -> bool:
@@ -179,6 +192,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "",
         f"**{passed}/{len(certs)} tasks pass.**",
         "",
+        *_low_chance_lines(certs),
         "| task | memory | expert SR | memoryless SR | chance | p(luck) | verdict | memoryless failures |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -190,6 +204,23 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
                      f"{c.memoryless.k}/{c.memoryless.n} ({_pct(c.memoryless)}) | {c.chance:.1%} | {luck} | "
                      f"{verdict} | {failures} |")
     return "\n".join(lines) + "\n"
+
+
+def _low_chance_lines(certs: list[Certificate]) -> list[str]:
+    low = [c for c in certs if c.chance_looks_low]
+    if not low:
+        return []
+    named = ", ".join(f"{c.task_id} (p(luck) {c.p_above_chance:.3f})" for c in low)
+    return [f"**Chance levels to re-check:** {named}. The memoryless expert succeeded more often than its chance "
+            f"level explains (p(luck) < {LOW_CHANCE_P}), so the stated level is probably too low, whatever the "
+            "verdict.", ""]
+
+
+def keep_hand_notes(generated: str, previous: str | None) -> str:
+    """``generated``, followed by ``previous`` from :data:`NOTES_MARKER` on (nothing if it has no marker)."""
+    if previous is None or NOTES_MARKER not in previous:
+        return generated
+    return generated.rstrip("\n") + "\n\n" + previous[previous.index(NOTES_MARKER):]
 
 
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
