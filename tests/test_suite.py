@@ -93,6 +93,17 @@ def test_spec_hash_is_stable_and_content_sensitive(suite: Suite) -> None:
     assert again.spec_hash == task.spec_hash
     changed = Task(task.spec, task.bddl_template + " ", task.folder)
     assert changed.spec_hash != task.spec_hash
+    retimed = Task(task.spec.model_copy(update={"horizon": task.spec.horizon + 1}), task.bddl_template,
+                   task.folder)
+    assert retimed.spec_hash != task.spec_hash
+
+
+def test_spec_hash_ignores_the_chance_level(suite: Suite) -> None:
+    """A corrected chance level judges episodes anew but changes none: demos stay valid."""
+    task = suite.get("S06")
+    rejudged = Task(task.spec.model_copy(update={"chance_level": 0.5}), task.bddl_template, task.folder)
+    assert rejudged.spec.chance_level != task.spec.chance_level
+    assert rejudged.spec_hash == task.spec_hash
 
 
 def test_task_renders_bddl_per_binding(suite: Suite) -> None:

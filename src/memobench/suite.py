@@ -28,6 +28,11 @@ from memobench.spec import PLACEHOLDER, MemoryType, TaskSpec
 
 TASKS_ROOT = Path(__file__).parent / "tasks"
 
+# Spec fields outside the spec hash. ``chance_level`` is certification metadata: the
+# memoryless rate a task is judged against. Re-deriving it (it happened three times) must
+# not invalidate 50 collected demos and every run folder of the task.
+NOT_HASHED = frozenset({"chance_level"})
+
 
 class TaskFileError(ValueError):
     """A task file is malformed; the message names the file and the field."""
@@ -58,8 +63,12 @@ class Task:
 
     @cached_property
     def spec_hash(self) -> str:
-        """Content hash of spec + template: changes whenever the task changes."""
-        payload = json.dumps(self.spec.to_jsonable(), sort_keys=True) + self.bddl_template
+        """Content hash of spec + template: changes whenever an episode of the task can change.
+
+        Fields in :data:`NOT_HASHED` are left out: they judge episodes but never change one,
+        so correcting them keeps the demos and run folders stamped with the hash valid."""
+        fields = {k: v for k, v in self.spec.to_jsonable().items() if k not in NOT_HASHED}
+        payload = json.dumps(fields, sort_keys=True) + self.bddl_template
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
