@@ -124,6 +124,17 @@ def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
     assert "| B | temporal | 20/20 (100%) | 13/20 (65%) | 25.0% | 0.00 | **FAIL**: memoryless SR 65%" in text
 
 
+def test_markdown_pools_each_memory_type_against_chance():
+    certs = [Certificate("T1", "temporal", 0.5, Rate(20, 20), Rate(40, 100), {"storage_failure": 60}),
+             Certificate("T2", "temporal", 0.25, Rate(20, 20), Rate(30, 100), {"storage_failure": 50,
+                                                                                "over_execution": 20}),
+             Certificate("O1", "object", 0.2, Rate(20, 20), Rate(35, 100), {"storage_failure": 65})]
+    text = certification_markdown(certs, {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5})
+    # 50 + 25 expected; sd sqrt(100 x .25 + 100 x .1875) = 6.6
+    assert "| temporal | 2/2 | 70/200 | 75.0 ± 6.6 | over_execution 20, storage_failure 110 |" in text
+    assert "| object | 0/1 | 35/100 | 20.0 ± 4.0 | storage_failure 65 |" in text
+
+
 def test_markdown_points_out_chance_levels_the_memoryless_expert_beats_beyond_luck():
     meta = {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5}
     # 19/100 at chance 1/9 (T03 before its level was corrected): passes, yet p(luck) 0.01.

@@ -203,7 +203,29 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         lines.append(f"| {c.task_id} | {c.memory_type} | {c.expert.k}/{c.expert.n} ({_pct(c.expert)}) | "
                      f"{c.memoryless.k}/{c.memoryless.n} ({_pct(c.memoryless)}) | {c.chance:.1%} | {luck} | "
                      f"{verdict} | {failures} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _memory_type_lines(certs)) + "\n"
+
+
+def _memory_type_lines(certs: list[Certificate]) -> list[str]:
+    """Per memory type: verdicts, the memoryless successes pooled against what chance predicts, and how
+    its episodes failed. Pooled, a leak too small to fail any one task still shows as an excess."""
+    lines = ["", "By memory type (memoryless successes against the sum of each task's chance x episodes, "
+             "± one binomial standard deviation):", "",
+             "| memory | tasks passing | memoryless successes | expected at chance | memoryless failures |",
+             "|---|---|---|---|---|"]
+    for memory_type in dict.fromkeys(c.memory_type for c in certs):
+        of_type = [c for c in certs if c.memory_type == memory_type]
+        group = [c for c in of_type if c.memoryless.defined]
+        expected = sum(c.chance * c.memoryless.n for c in group)
+        sd = math.sqrt(sum(c.chance * (1 - c.chance) * c.memoryless.n for c in group))
+        failures: Counter[str] = Counter()
+        for c in group:
+            failures.update(c.memoryless_failures)
+        named = ", ".join(f"{k} {v}" for k, v in sorted(failures.items())) or "-"
+        lines.append(f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | "
+                     f"{sum(c.memoryless.k for c in group)}/{sum(c.memoryless.n for c in group)} | "
+                     f"{expected:.1f} ± {sd:.1f} | {named} |")
+    return lines
 
 
 def _low_chance_lines(certs: list[Certificate]) -> list[str]:
