@@ -199,7 +199,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
     for c in certs:
         luck = "-" if c.p_above_chance is None else f"{c.p_above_chance:.2f}"
         verdict = "pass" if c.passed else "**FAIL**: " + "; ".join(c.problems)
-        failures = ", ".join(f"{k} {v}" for k, v in c.memoryless_failures.items()) or "-"
+        failures = _named_counts(c.memoryless_failures)
         lines.append(f"| {c.task_id} | {c.memory_type} | {c.expert.k}/{c.expert.n} ({_pct(c.expert)}) | "
                      f"{c.memoryless.k}/{c.memoryless.n} ({_pct(c.memoryless)}) | {c.chance:.1%} | {luck} | "
                      f"{verdict} | {failures} |")
@@ -221,11 +221,15 @@ def _memory_type_lines(certs: list[Certificate]) -> list[str]:
         failures: Counter[str] = Counter()
         for c in group:
             failures.update(c.memoryless_failures)
-        named = ", ".join(f"{k} {v}" for k, v in sorted(failures.items())) or "-"
         lines.append(f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | "
                      f"{sum(c.memoryless.k for c in group)}/{sum(c.memoryless.n for c in group)} | "
-                     f"{expected:.1f} ± {sd:.1f} | {named} |")
+                     f"{expected:.1f} ± {sd:.1f} | {_named_counts(failures)} |")
     return lines
+
+
+def _named_counts(counts: dict[str, int]) -> str:
+    """``{"late_stale": 3, "over_execution": 1}`` -> ``"late_stale 3, over_execution 1"`` (``-`` if empty)."""
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
 
 
 def _low_chance_lines(certs: list[Certificate]) -> list[str]:
