@@ -65,7 +65,8 @@ def certify_command(
     wall_time = time.perf_counter() - start
     command = (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
                f"--seed {seed} --replan-steps {replan_steps}")
-    meta = {"command": command, "date": datetime.date.today().isoformat(), "wall_time_s": wall_time,
+    # No invocation wall time on the page: a resumed run's last invocation may have run nothing.
+    meta = {"command": command, "date": datetime.date.today().isoformat(),
             "episodes": episodes, "memoryless_episodes": blind, "seed": seed, "replan_steps": replan_steps}
     text = certification_markdown(certs, meta)
     for path in filter(None, (out_root / "certification.md", markdown)):
