@@ -72,11 +72,14 @@ class RemotePolicy:
         import websockets.sync.client
 
         try:
-            self._ws = websockets.sync.client.connect(self.uri, open_timeout=self.connect_timeout,
-                                                      compression=None, max_size=None)
+            connection = websockets.sync.client.connect(self.uri, open_timeout=self.connect_timeout,
+                                                        compression=None, max_size=None)
+            # Entered like a context manager, closed by _close_socket: websockets >= 17.1
+            # deprecates a connection that never entered one.
+            self._ws = connection.__enter__()
             metadata = unpackb(self._ws.recv(timeout=self.connect_timeout))
         except Exception as e:
-            self._ws = None
+            self._close_socket()
             raise RemotePolicyError(f"cannot reach the policy server at {self.uri}: {type(e).__name__}: {e}") from e
         return metadata if isinstance(metadata, dict) else {}
 
