@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.memobench-installed
 
-.PHONY: demo test lint install clean
+.PHONY: demo test test-fast lint install clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+# The inner loop: every test that needs no simulator (about half a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not sim and not render"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

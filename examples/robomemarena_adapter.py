@@ -6,7 +6,7 @@ Run it with::
         --adapter-kwargs '{"offset": [0.0, 0.0, 0.05]}' --tasks T03-check-all-drawers
 
 MEMOBench imports this file, calls ``build_adapter(**adapter_kwargs)`` once, and
-then drives the returned object (see docs PROTOCOL.md, "The adapter contract"):
+then drives the returned object (see docs/protocol.md, "The adapter contract"):
 
 - ``reset()`` before every episode: a memory policy clears its memory here;
 - ``infer_actions(obs, prompt, resize_size)`` whenever the executed part of the

@@ -76,10 +76,12 @@ def task_section(task: Task, image_dir: str | None) -> list[str]:
         facts.append("tags: " + ", ".join(spec.tags))
     lines = [f"## {task.id}", "", f"> {spec.instruction}", "", " · ".join(facts), ""]
     if spec.cue is not None:
-        lines += [f"Cue: `{spec.cue.kind}` at {', '.join(f'`{t}`' for t in spec.cue.targets)}.", ""]
+        what = {"point": "the hand points at", "demo": "the scripted expert performs the routine"}[spec.cue.kind]
+        targets = f" {', '.join(f'`{t}`' for t in spec.cue.targets)}" if spec.cue.targets else ""
+        lines += [f"Cue (`{spec.cue.kind}`): {what}{targets}; then the scene is restored.", ""]
     lines += ["**Bindings**", "", *_bindings_lines(spec), "**Checkpoints**", "", *_checkpoint_lines(spec)]
     if spec.notes:
-        lines += ["**Deviation from TASKS.md**: " + _cell(spec.notes), ""]
+        lines += ["**Design note**: " + _cell(spec.notes), ""]
     if image_dir is not None:
         names = still_names(task)
         captions = {"initial": "initial scene (episode 0)", "cue": "cue video"}
@@ -116,14 +118,14 @@ def render_stills(task: Task, out_dir: Path, *, size: int = STILL_SIZE) -> dict[
     """Render the task's stills for episode 0 into ``out_dir``; returns kind -> path.
 
     The initial scene is the state the policy starts from (after the cue, which
-    restores the scene); the cue still is the frame where the cue's hand is
-    closest to its first target.
+    restores the scene); the cue still is the frame where a pointing cue's hand is
+    closest to its first target, or where a demonstration first closes the fingers.
     """
     import imageio.v3 as iio
 
-    from memobench.evaluation.episode import cue_targets
-    from memobench.evaluation.protocol import plan_episode
-    from memobench.sim.cue import run_cue
+    from memobench.evaluation.episode import cue_targets, play_cue
+    from memobench.evaluation.protocol import Protocol, plan_episode
+    from memobench.experts.plans.cues import finger_gap
     from memobench.sim.env import SimEnv
     from memobench.sim.world import WorldView
 
@@ -137,10 +139,16 @@ def render_stills(task: Task, out_dir: Path, *, size: int = STILL_SIZE) -> dict[
         if task.spec.cue is not None:
             world = WorldView(env)
             targets = cue_targets(task, plan.binding)
-            first = world.position(targets[0])
-            cue = run_cue(env, world, task.spec.cue.kind, targets, size=size)
-            distances = [np.linalg.norm(np.asarray(s[:2]) - first[:2]) for s in cue.states]
-            frames["cue"] = cue.frames[int(np.argmin(distances))]
+            first = world.position(targets[0]) if targets else None
+            cue = play_cue(task, plan, env, world, Protocol(camera_size=size))
+            if first is not None:
+                distances = [np.linalg.norm(np.asarray(s[:2]) - first[:2]) for s in cue.states]
+                index = int(np.argmin(distances))
+            else:  # a demonstration: the frame after the fingers first close on something
+                gaps = [finger_gap(s) for s in cue.states]
+                index = next((i + 1 for i in range(len(gaps) - 1) if gaps[i + 1] < gaps[i] - 0.005),
+                             len(gaps) // 2)
+            frames["cue"] = cue.frames[min(index, len(cue.frames) - 1)]
     finally:
         env.close()
     paths = {}

@@ -85,8 +85,9 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
 def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]:
     """Parse and type-check every predicate template; returns (field, tree) pairs."""
     trees = []
-    for i, cp in enumerate(spec.checkpoints):
-        field = f"checkpoints.{i}.predicate"
+    fields = [(f"checkpoints.{i}.predicate", cp) for i, cp in enumerate(spec.checkpoints)]
+    fields += [(f"violations.{i}.predicate", v) for i, v in enumerate(spec.violations)]
+    for field, cp in fields:
         try:
             tree = expr.parse(cp.predicate)
             predicates.check(tree)

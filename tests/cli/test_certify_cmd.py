@@ -23,7 +23,7 @@ def test_unknown_task_fails_fast_with_a_suggestion(tmp_path):
 def test_help_states_the_rule():
     result = runner.invoke(app, ["certify", "--help"])
     assert result.exit_code == 0
-    assert "95%" in result.output and "chance + 10 points" in result.output
+    assert "95%" in result.output and "90%" in result.output and "chance + 10 points" in result.output
     assert "--memoryless-episodes" in result.output
 
 
@@ -32,7 +32,9 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
     from memobench.metrics.rates import Rate
 
     def fake_run(tasks, episodes, protocol, out_root, console=None, workers=1, memoryless_episodes=None):
-        return [certify.Certificate(t.id, "temporal", 1 / 9, Rate(episodes, episodes), Rate(19, 100)) for t in tasks]
+        rates = {"expert": Rate(episodes, episodes), "expert-slow": Rate(episodes, episodes),
+                 "expert-memoryless": Rate(19, 100), "expert-reactive": Rate(0, 100)}
+        return [certify.Certificate(t.id, "temporal", 1 / 9, rates) for t in tasks]
 
     monkeypatch.setattr(certify, "run_certification", fake_run)
     doc = tmp_path / "certification.md"
@@ -41,8 +43,9 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
                                  "--markdown", str(doc)])
     assert result.exit_code == 0, result.output
     text = doc.read_text()
-    assert "# old table" not in text and "| T03-check-all-drawers | temporal | 20/20 (100%) | 19/100" in text
+    assert "# old table" not in text and "| T03-check-all-drawers | temporal | 20/20 (100%) | 20/20 (100%) | 19/100" in text
     assert text.endswith(f"{certify.NOTES_MARKER}\n\n## Notes\n\n- by hand\n")
     assert "Chance levels to re-check:** T03-check-all-drawers" in text
+    assert "expert-memoryless beats chance" in result.output
     assert "the chance level is probably too low" in result.output
     assert certify.NOTES_MARKER not in (tmp_path / "c" / "certification.md").read_text()

@@ -90,13 +90,16 @@ def test_show_everything() -> None:
     assert task.spec.instruction in out
     assert "spatial" in out and "pilot, drawers" in out and str(task.spec.horizon) in out
     for label in ("top", "middle", "bottom"):
-        assert f"- {label} (region=wooden_cabinet_1_{label}_region)" in out
+        assert f"- {label} (region=wooden_cabinet_1_{label}_region, other_a=" in out
     assert "0.333" in out
     for cp in task.spec.checkpoints:
         assert f"{cp.id} [{cp.op.value}]" in out
         for level in ("coarse", "intermediate", "fine"):
             assert f"{level}: {cp.text.at(level)}" in out
         assert f"predicate: {cp.predicate}" in out
+    assert f"post-goal window: {task.spec.monitor_steps} steps" in out
+    for v in task.spec.violations:
+        assert f"- {v.name} [" in out and f"what: {v.text}" in out
 
 
 def test_show_counting_cue_and_list_predicates() -> None:
@@ -104,7 +107,7 @@ def test_show_counting_cue_and_list_predicates() -> None:
     assert "exactly 2 pours of tomato_sauce_1 over akita_black_bowl_1" in t09
     assert "bindings: none" in t09
     p04 = run("show", "P04").stdout
-    assert "point at $order.bottom, $order.middle, $order.top" in p04
+    assert "cue: demo" in p04
     assert "- black-red-white (bottom=akita_black_bowl_1" in p04
     # Square brackets in predicates are printed as text, not read as Rich markup.
     t03 = run("show", "T03").stdout

@@ -76,7 +76,8 @@ def test_collected_demos_replay_exactly_and_a_changed_action_is_caught(tmp_path)
     attrs, (demo,) = read_task_file(result.path)
     assert attrs["seed_base"] == 1_000_000 and demo.attrs["seed"] == 1_000_000
     assert demo.attrs["policy_start"] == len(demo.arrays["cue/states"]) > 0  # O01 has a cue
-    assert demo.attrs["checkpoints"][0]["key_frame"] == demo.length - 1  # the episode ends when it completes
+    # the episode ends when the post-goal window after the checkpoint has passed
+    assert demo.attrs["checkpoints"][0]["key_frame"] == demo.length - 1 - task.spec.monitor_steps
     (check,) = validate_dir(tmp_path, tasks=[task.id], episodes=1)
     assert check.problems == [] and check.state_drift == 0.0
 

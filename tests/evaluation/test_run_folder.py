@@ -62,6 +62,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "camera_size": 256,
         "memory_oracle": "coarse",
         "extra_pour_monitor_steps": 30,
+        "monitor_steps": None,
         "fail_on_extra_pour": True,
         "adapter_timeout": 300.0,
     }

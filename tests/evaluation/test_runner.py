@@ -34,8 +34,9 @@ from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, FailureClass
-from memobench.evaluation.run_folder import RunFolderError
+from memobench.evaluation.run_folder import RunFolderError, replan_accounting
 from memobench.evaluation.runner import RunRequest, RunResult, evaluate
+from memobench.policies.adapter import ChunkLengthError
 from memobench.policies.loader import build_adapter, builtin_spec
 from memobench.suite import Suite, Task
 
@@ -320,6 +321,14 @@ def test_policy_is_queried_every_replan_steps(
     ).ran
     assert [obs["step"] for obs, _, _ in adapter.seen] == query_steps
     assert (record.steps, record.policy_queries) == (20, len(query_steps))
+    # A chunk shorter than the interval ran whole and the policy was asked again: every such
+    # query is counted, and run.json states the interval actually kept.
+    short = len(query_steps) if rows < replan_steps else 0
+    assert (record.short_chunk_queries, record.min_chunk_rows) == (short, rows)
+    run_json = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert run_json["protocol"]["replan_steps"] == replan_steps
+    assert run_json["effective_replan_steps"] == min(replan_steps, rows)
+    assert run_json["short_chunks"] == {"queries": short, "episodes": int(short > 0), "smallest_chunk_rows": rows}
     obs, prompt, resize_size = adapter.seen[0]
     assert set(obs) == {"observation/state", "prompt", "episode", "step"}  # camera-free: no images
     assert obs["observation/state"].dtype == np.float32 and obs["observation/state"].shape == (8,)
@@ -329,6 +338,72 @@ def test_policy_is_queried_every_replan_steps(
         == "check all three drawers of the cabinet from top to bottom and close each one"
     )
     assert (obs["episode"], resize_size) == (0, 96)
+
+
+def test_effective_interval_covers_the_whole_ledger_and_does_not_block_resume(
+    run: Run, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    run(out, ObsLog(3), episodes=1, replan_steps=5)  # queries at 0, 3, ..., 18: 7 short chunks
+    assert json.loads((out / "run.json").read_text())["effective_replan_steps"] == 3
+    result = run(out, ObsLog(50), episodes=2, replan_steps=5, resume=True)  # full chunks now
+    assert [r.episode for r in result.ran] == [1] and result.ran[0].short_chunk_queries == 0
+    run_json = json.loads((out / "run.json").read_text())
+    assert run_json["effective_replan_steps"] == 3  # episode 0 is still in the ledger
+    assert run_json["short_chunks"] == {"queries": 7, "episodes": 1, "smallest_chunk_rows": 3}
+    assert len(run_json["resumed"]) == 1
+
+
+def test_replan_accounting_of_ledger_records() -> None:
+    def rec(episode: int, short: int, smallest: int | None) -> EpisodeRecord:
+        return EpisodeRecord(
+            task_id=TASK_ID, memory_type="temporal", episode=episode, seed=7 + episode,
+            status=EpisodeStatus.OK, success=False, failure_class=FailureClass.STORAGE_FAILURE,
+            end_reason="horizon", checkpoints=[], stage_score=0.0, stages_complete=False,
+            average_score=0.0, steps=20, short_chunk_queries=short, min_chunk_rows=smallest,
+        )
+
+    # smallest chunk seen 4 < 8: the run kept an interval of 4 wherever that chunk came
+    records = [rec(0, 0, 50), rec(1, 3, 4), rec(2, 1, 6)]
+    assert replan_accounting(records, 8) == {
+        "effective_replan_steps": 4,
+        "short_chunks": {"queries": 3 + 1, "episodes": 2, "smallest_chunk_rows": 4},
+    }
+    # chunks never shorter than the interval: it was kept
+    assert replan_accounting(records[:1], 8)["effective_replan_steps"] == 8
+    # no query seen (or a ledger from before these fields): the interval as set, nothing known
+    old = EpisodeRecord.from_json_line(rec(0, 0, None).model_dump_json(
+        exclude={"short_chunk_queries", "min_chunk_rows"}))
+    assert (old.short_chunk_queries, old.min_chunk_rows) == (0, None)
+    assert replan_accounting([old], 8) == {
+        "effective_replan_steps": 8, "short_chunks": {"queries": 0, "episodes": 0, "smallest_chunk_rows": None}}
+
+
+# -- a --replan-steps above the adapter's declared chunk is refused before any episode -------------
+
+
+def test_replan_steps_above_the_declared_chunk_is_refused_before_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built: list[Any] = []
+    monkeypatch.setattr(EnvCache, "get", lambda *a: built.append(a))  # no env may be built
+    out = tmp_path / "out"
+    result = cli(*NOOP_ARGS, "--replan-steps", "51", "--out-root", str(out))
+    assert result.exit_code == 2
+    assert " ".join(result.stderr.split()) == (
+        "error: --replan-steps 51 is longer than the policy's action chunk (50 rows): each query "
+        "could run at most 50 actions. Use --replan-steps 50 or less."
+    )
+    assert not out.exists() and built == []
+
+    class Declared(ObsLog):
+        chunk_size = 3
+
+    request = RunRequest(tasks=Suite.load().select(TASK_ID), num_trials_per_task=1,
+                         protocol=Protocol(replan_steps=5, horizon=20), out_root=out, policy={"name": "test"})
+    with pytest.raises(ChunkLengthError, match="--replan-steps 5 is longer than the policy's action chunk"):
+        evaluate(request, Declared(3), console=Console(file=io.StringIO()))
+    assert not out.exists() and built == []
 
 
 # -- a bad --adapter-spec fails before any episode ---------------------------------------------------

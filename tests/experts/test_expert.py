@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from memobench.experts import policy as policy_module
+from memobench.experts.control import forceful
 from memobench.experts.expert import Expert, Plan
 from memobench.experts.skills import Skill
 
@@ -40,8 +43,14 @@ class Counting(Plan):
         return Count(memory.get("done", 0), 2)
 
 
+def stub_scene():
+    """The runner passes the scene through; these plans never read it."""
+    return SimpleNamespace()
+
+
 def run(expert, steps):
-    return np.array([expert.act(None) for _ in range(steps)])
+    scene = stub_scene()
+    return np.array([expert.act(scene) for _ in range(steps)])
 
 
 def test_expert_runs_skills_in_turn_and_holds_when_done():
@@ -54,7 +63,7 @@ def test_expert_runs_skills_in_turn_and_holds_when_done():
 
 
 def test_memoryless_expert_clears_memory_before_every_decision():
-    expert = Expert(Counting(), np.random.default_rng(1), memoryless=True)
+    expert = Expert(Counting(), np.random.default_rng(1), mode="memoryless")
     actions = run(expert, 60)
     assert not expert.done  # it never remembers reaching three
     assert set(actions[:, 0]) <= {0.0, 10.0, 20.0}
@@ -62,18 +71,50 @@ def test_memoryless_expert_clears_memory_before_every_decision():
 
 
 def test_memoryless_guesses_come_from_the_episode_generator():
-    a = run(Expert(Counting(), np.random.default_rng(5), memoryless=True), 40)
-    b = run(Expert(Counting(), np.random.default_rng(5), memoryless=True), 40)
-    c = run(Expert(Counting(), np.random.default_rng(6), memoryless=True), 40)
+    a = run(Expert(Counting(), np.random.default_rng(5), mode="memoryless"), 40)
+    b = run(Expert(Counting(), np.random.default_rng(5), mode="memoryless"), 40)
+    c = run(Expert(Counting(), np.random.default_rng(6), mode="memoryless"), 40)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+
+
+def test_reactive_expert_forgets_and_always_takes_the_first_choice():
+    for seed in range(5):
+        actions = run(Expert(Counting(), np.random.default_rng(seed), mode="reactive"), 30)
+        # forgets (as the memoryless one) and always picks True: a Count(10 or 20) skill every
+        # time, never the Count(0) a uniform guess of False would start
+        assert set(actions[:, 0]) <= {10.0, 20.0}
+
+
+def test_slow_expert_pauses_after_each_motion_except_inside_a_forceful_drag():
+    normal = run(Expert(Counting(), np.random.default_rng(1)), 8)
+    slow = run(Expert(Counting(), np.random.default_rng(1), mode="slow"), 24)
+    # the same actions in the same order, each followed by two pauses (gripper command kept)
+    np.testing.assert_array_equal(slow[0:18:3], normal[:6])
+    for pause in (1, 2):
+        np.testing.assert_array_equal(slow[pause:18:3, :6], np.zeros((6, 6)))
+        np.testing.assert_array_equal(slow[pause:18:3, 6], normal[:6, 6])
+
+    class Drag(Count):
+        def step(self, scene):
+            action = super().step(scene)
+            return None if action is None else forceful(action)
+
+    class Dragging(Counting):
+        def next_skill(self, scene, memory, rng):
+            skill = super().next_skill(scene, memory, rng)
+            return None if skill is None else Drag(skill.label, skill.n)
+
+    dragged = run(Expert(Dragging(), np.random.default_rng(1), mode="slow"), 8)
+    np.testing.assert_array_equal(dragged[:6], normal[:6])  # a drag is never interrupted
+    assert type(dragged[0]) is np.ndarray
 
 
 class FakeModel:
     """Stands in for the simulator copy: the 'state' is the number of steps taken."""
 
     def __init__(self, task):
-        self.scene, self.synced = None, []
+        self.scene, self.synced = stub_scene(), []
 
     def sync(self, snapshot):
         self.synced.append(snapshot)

@@ -1,4 +1,4 @@
-"""Wilson intervals and Rate, checked against hand-computed and reference values."""
+"""Wilson intervals, Rate and MeanScore, checked against hand-computed and reference values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from memobench.metrics.rates import Rate, wilson_interval
+from memobench.metrics.rates import MeanScore, Rate, wilson_interval
 
 Z = 1.959963984540054
 
@@ -94,3 +94,41 @@ def test_rates_pool_by_addition() -> None:
 def test_rate_rejects_k_above_n() -> None:
     with pytest.raises(ValueError):
         Rate(5, 4)
+
+
+# -- MeanScore: the mean over tasks of each task's mean score ---------------------------------
+
+
+def test_mean_score_of_one_task_is_its_episode_mean_with_a_normal_interval() -> None:
+    # scores 0.2, 0.4, 0.6: mean 0.4; sample variance (0.04 + 0 + 0.04) / 2 = 0.04;
+    # standard error sqrt(0.04 / 3) = 0.11547; half width z * 0.11547 = 0.22632
+    m = MeanScore.of_tasks({"t": [0.2, 0.4, 0.6]})
+    assert m.value == pytest.approx(0.4) and (m.k, m.n, m.unit) == (pytest.approx(1.2), 3, "episodes")
+    half = Z * math.sqrt(0.04 / 3)
+    assert round(half, 5) == 0.22632
+    assert m.ci95 == pytest.approx((0.4 - half, 0.4 + half))
+
+
+def test_mean_score_of_tasks_weighs_every_task_the_same() -> None:
+    # task a: 1 and 0 (mean 1/2, s^2 = 1/2, s^2/n = 1/4); task b: 1, 1, 1, 1 (mean 1, s^2 = 0)
+    # mean (1/2 + 1) / 2 = 3/4 (pooled over episodes it would be 5/6);
+    # standard error sqrt(1/4 + 0) / 2 = 1/4
+    m = MeanScore.of_tasks({"a": [1.0, 0.0], "b": [1.0] * 4})
+    assert m.value == 0.75 and (m.k, m.n, m.unit) == (1.5, 2, "tasks")
+    assert m.ci95 == pytest.approx((0.75 - Z / 4, 1.0))  # 0.75 + 0.49 clipped to 1
+
+
+def test_mean_score_interval_is_clipped_to_the_unit_interval() -> None:
+    low, high = MeanScore.of_tasks({"t": [0.0, 0.0, 0.1]}).ci95
+    assert low == 0.0 and 0.0 < high < 1.0
+
+
+def test_mean_score_undefined_cases() -> None:
+    empty = MeanScore.of_tasks({})
+    assert not empty.defined and math.isnan(empty.value) and empty.to_dict() == {
+        "value": None, "k": 0.0, "n": 0, "unit": "tasks", "ci95": [None, None]}
+    one = MeanScore.of_tasks({"t": [0.5]})  # one episode: no spread to estimate
+    assert one.defined and one.value == 0.5 and one.to_dict()["ci95"] == [None, None]
+    json.dumps(empty.to_dict(), allow_nan=False)
+    # a task with no score is skipped, not counted as 0
+    assert MeanScore.of_tasks({"a": [1.0, 1.0], "b": []}).value == 1.0

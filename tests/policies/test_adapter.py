@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memobench.policies.adapter import ACTION_DIM, AdapterError, AdapterGuard, validate_chunk
+from memobench.policies.adapter import (
+    ACTION_DIM,
+    AdapterError,
+    AdapterGuard,
+    ChunkLengthError,
+    check_replan_steps,
+    declared_chunk_length,
+    validate_chunk,
+)
 
 OBS: dict[str, Any] = {"observation/state": np.zeros(8, dtype=np.float32), "episode": 0, "step": 0}
 
@@ -396,3 +404,55 @@ def test_close_exception_becomes_adapter_error() -> None:
 
     with pytest.raises(AdapterError, match=r"^close\(\) raised OSError: socket already closed$"):
         AdapterGuard(BadClose()).close()
+
+
+# -- declared chunk length and the replan interval -------------------------------------------
+
+
+class Declares:
+    """An adapter declaring ``chunk_size`` and/or ``chunk`` (only the ones given)."""
+
+    def __init__(self, **attributes: Any):
+        self.__dict__.update(attributes)
+
+    def reset(self) -> None:
+        pass
+
+    def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        return chunk()
+
+
+def test_declared_chunk_length_reads_chunk_size_then_chunk() -> None:
+    assert declared_chunk_length(Declares(chunk_size=16)) == 16
+    assert declared_chunk_length(Declares(chunk=50)) == 50  # the built-in policies' attribute
+    assert declared_chunk_length(Declares(chunk_size=16, chunk=50)) == 16
+    assert declared_chunk_length(Declares(chunk_size=np.int64(8))) == 8
+    assert declared_chunk_length(Declares()) is None
+
+
+@pytest.mark.parametrize("value", [None, 0, -3, True, 2.5, "50", np.zeros(3)])
+def test_anything_but_a_positive_integer_is_undeclared(value: Any) -> None:
+    assert declared_chunk_length(Declares(chunk_size=value)) is None
+    assert declared_chunk_length(Declares(chunk_size=value, chunk=20)) == 20
+
+
+def test_builtin_policies_declare_their_fifty_row_chunks() -> None:
+    from memobench.policies.loader import build_adapter, builtin_spec
+
+    for name in ("noop", "random", "expert"):
+        assert declared_chunk_length(build_adapter(builtin_spec(name))) == 50, name
+
+
+def test_replan_steps_up_to_the_chunk_length_pass() -> None:
+    for replan_steps in (1, 5, 16):
+        check_replan_steps(Declares(chunk_size=16), replan_steps)
+    check_replan_steps(Declares(), 500)  # undeclared: short chunks are counted per episode instead
+
+
+def test_replan_steps_above_the_chunk_length_are_refused_with_flag_value_and_length() -> None:
+    with pytest.raises(ChunkLengthError) as info:
+        check_replan_steps(Declares(chunk_size=16), 17)
+    assert str(info.value) == (
+        "--replan-steps 17 is longer than the policy's action chunk (16 rows): each query could run "
+        "at most 16 actions. Use --replan-steps 16 or less."
+    )

@@ -339,14 +339,15 @@ def test_unknown_builtin_suggests_the_closest(name: str, suggestion: str) -> Non
     message = str(info.value)
     # The closest name comes first (the other built-in may follow, both are short words).
     assert message.startswith(f"unknown policy {name!r}; did you mean {suggestion}")
-    assert message.endswith("? (built-in: noop, random, expert, expert-memoryless, remote)")
+    assert message.endswith("? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote)")
 
 
 def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
     with pytest.raises(AdapterSpecError) as info:
         builtin_spec("openvla-oft")
-    assert str(info.value) == "unknown policy 'openvla-oft' (built-in: noop, random, expert, expert-memoryless, remote)"
-    assert list(BUILTIN_POLICIES) == ["noop", "random", "expert", "expert-memoryless", "remote"]
+    assert str(info.value) == "unknown policy 'openvla-oft' (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote)"
+    assert list(BUILTIN_POLICIES) == ["noop", "random", "expert", "expert-memoryless", "expert-reactive",
+                                      "expert-slow", "remote"]
 
 
 # -- the README's example adapter ------------------------------------------------------------

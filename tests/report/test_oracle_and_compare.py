@@ -40,6 +40,40 @@ def test_oracle_pairs_on_shared_seeds_only(run_folders):
     assert oracle_table(load_runs([run_folders["expert"], run_folders["noop"]])) is None
 
 
+def test_macro_gap_closed_is_the_mean_of_the_per_type_gaps(tmp_path):
+    from memobench.report.synthetic import write_run
+
+    # One-checkpoint tasks (S), so SR = MSR = share of episodes completing the storage checkpoint.
+    # temporal T01-z, 4 seeds: standard 0 of 4 done, oracle 2 of 4 -> gap (0.5 - 0) / (1 - 0) = 0.5
+    # spatial  S01-z, 4 seeds: standard 2 of 4 done, oracle 4 of 4 -> gap (1 - 0.5) / (1 - 0.5) = 1.0
+    # macro gap = (0.5 + 1.0) / 2 = 0.75, whereas the gap between the macro averages,
+    # standard (0 + 0.5) / 2 = 0.25 and oracle (0.5 + 1) / 2 = 0.75, would be (0.75 - 0.25) / 0.75 = 2/3.
+    standard = [record("T01-z", e, "S", 0) for e in range(4)] + [record("S01-z", e, "S", int(e < 2))
+                                                                 for e in range(4)]
+    oracle = [record("T01-z", e, "S", int(e < 2)) for e in range(4)] + [record("S01-z", e, "S", 1)
+                                                                       for e in range(4)]
+    runs = load_runs([write_run(tmp_path / "std", standard, "p", 5),
+                      write_run(tmp_path / "orc", oracle, "p", 5, "fine")])
+    (pair,) = oracle_pairs(runs)
+    rows = {row["group"]: row for row in oracle_rows(pair)}
+    assert rows["temporal"]["SR"] == pytest.approx((0.0, 0.5, 0.5))
+    assert rows["spatial"]["SR"] == pytest.approx((0.5, 1.0, 1.0))
+    assert rows["macro"]["SR"] == pytest.approx((0.25, 0.75, 0.75))
+    assert rows["macro"]["MSR"] == pytest.approx((0.25, 0.75, 0.75))
+    assert rows["macro"]["MUR"] == (None, None, None)  # no update checkpoint anywhere
+    table = oracle_table(runs)
+    assert table is not None and table.rows[-1][3:8] == ["macro", "8", "25.0", "75.0", "75.0"]
+    assert "mean of the per-type gaps closed" in table.notes
+
+
+def test_macro_gap_skips_types_without_a_gap():
+    from memobench.report.oracle import mean_gap
+
+    assert mean_gap([0.5, None, 1.0]) == pytest.approx(0.75)  # (0.5 + 1.0) / 2
+    assert mean_gap([None, None]) is None and mean_gap([]) is None
+    assert mean_gap([-0.5, 0.25]) == pytest.approx(-0.125)  # (-0.5 + 0.25) / 2
+
+
 def test_compare_per_task_mcnemar_and_bootstrap(records):
     a = records["expert"]
     b = list(reversed(records["noop"])) + [record("T01-x", 7, "SU", 2)]  # order and unpaired extras do not matter

@@ -74,7 +74,7 @@ def test_wilson_table_edges_and_middle(runs):
 def test_task_table_robomemarena_columns(runs):
     rows = {(r["task_id"], r["policy"]): r for r in csv_rows(task_table(runs))}
     t01 = rows[("T01-x", "expert")]
-    assert float(t01["CSR"]) == pytest.approx(5 / 8)  # required done 2+1+0+2 of 8
+    assert float(t01["CSR"]) == pytest.approx(5 / 8)  # per-episode scores (1 + 1/2 + 0 + 1) / 4
     assert float(t01["TSR"]) == float(t01["stage_success_rate"]) == pytest.approx(0.5)
     assert float(t01["goal_success_rate_pct"]) == pytest.approx(62.5)
     assert float(t01["average_score_pct"]) == pytest.approx(62.5)
@@ -88,6 +88,30 @@ def test_failure_table_counts(runs):
     t01 = rows[("T01-x", "expert")]
     assert (t01["successes"], t01["stale_update"], t01["storage_failure"]) == ("2", "1", "1")
     assert rows[("S01-x", "noop")]["storage_failure"] == "2"
+
+
+def test_failure_table_and_figure_list_every_class(tmp_path):
+    from memobench.evaluation.records import FailureClass
+    from memobench.report import figures
+    from memobench.report.synthetic import record, write_run
+
+    # P01-y (S, C): ep0 storage done, compression missed; ep1 all done but an extra pour; ep2 success.
+    # T02-y (S, C, U): ep0 S and C done, U missed (the first update: stale_update).
+    folder = write_run(tmp_path / "run", [
+        record("P01-y", 0, "SC", 1), record("P01-y", 1, "SC", 2, end_reason="extra_pour"),
+        record("P01-y", 2, "SC", 2), record("T02-y", 0, "SCU", 2)], "expert", 5)
+    runs = load_runs([folder])
+    table = failure_table(runs)
+    classes = [fc.value for fc in FailureClass]
+    assert table.csv_header[-len(classes):] == classes and "compression_failure" in table.header
+    rows = {r["task_id"]: r for r in csv_rows(table)}
+    p01 = rows["P01-y"]
+    assert (p01["successes"], p01["compression_failure"], p01["over_execution"]) == ("1", "1", "1")
+    assert rows["T02-y"]["stale_update"] == "1" and rows["T02-y"]["late_stale"] == "0"
+    assert "compression_failure" in table.notes
+    assert set(figures.OUTCOME_COLOURS) == {"success", *classes}
+    png, pdf = figures.failure_bars(runs, tmp_path / "fig" / "failures")
+    assert png.stat().st_size > 0 and pdf.stat().st_size > 0
 
 
 def test_latex_is_booktabs_with_groups_and_escapes(runs):

@@ -20,7 +20,9 @@ from memobench.sim.env import SimEnv
 
 pytestmark = pytest.mark.sim
 
-PROTOCOL = Protocol(horizon=80, adapter_timeout=0)
+# A short post-goal window keeps the scripted episodes short; its rules are tested below.
+MONITOR = 10
+PROTOCOL = Protocol(horizon=80, adapter_timeout=0, monitor_steps=MONITOR)
 DRAWERS = ("top", "middle", "bottom")
 
 
@@ -73,19 +75,30 @@ def test_t03_checks_in_order_complete_each_checkpoint(t03):
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
     # An edit after step t is seen at step t + 1.
     assert steps(record) == [10, 20, 30]
-    assert record.success and record.end_reason == "success" and record.steps == 31
+    # success once the post-goal window after the goal (step 30) has passed: steps 31..40
+    assert record.success and record.end_reason == "success" and record.steps == 30 + MONITOR + 1
     assert record.stage_score == 1.0 and record.failure_class is None
 
 
-def test_t03_out_of_order_check_does_not_count(t03):
+def test_t03_out_of_order_check_is_a_violation(t03):
     task, env = t03
-    # Middle checked before top: the middle check happened before it was eligible.
+    # Middle opened before the top one was checked: the commitment ends the episode there.
     edits = {**check("middle", 4, 9), **check("top", 14, 19)}
     record = run(task, plan_episode(task, 1, 7), env, StateScript(env, edits))
-    assert steps(record) == [20, None, None]
-    assert not record.success and record.end_reason == "horizon" and record.steps == 80
-    assert record.failure_class == "stale_update"
-    assert record.stage_score == pytest.approx(1 / 3)
+    assert steps(record) == [None, None, None]
+    assert record.violation.model_dump() == {"name": "checked-out-of-order", "step": 5}
+    assert not record.success and record.end_reason == "violation" and record.steps == 6
+    assert record.failure_class == "over_execution" and record.stage_score == 0.0
+
+
+def test_t03_reopening_a_checked_drawer_after_the_goal_is_a_violation(t03):
+    task, env = t03
+    edits = {**check("top", 4, 9), **check("middle", 14, 19), **check("bottom", 24, 29),
+             35: lambda env, _: drawer(env, "top", -0.05)}  # inside the window 31..40
+    record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
+    assert steps(record) == [10, 20, 30]
+    assert record.violation.model_dump() == {"name": "top-reopened", "step": 36}
+    assert not record.success and not record.stages_complete and record.failure_class == "over_execution"
 
 
 def test_t03_metrics_by_hand(t03):
@@ -159,8 +172,10 @@ def test_o01_cued_carton_counts_the_other_does_not(suite):
         bad = run(task, right, env, StateScript(env, plate_item(other, 4)))
     finally:
         env.close()
-    assert ok.success and ok.checkpoints[0].completed and ok.steps == ok.checkpoints[0].step + 1
-    assert not bad.success and bad.failure_class == "storage_failure" and steps(bad) == [None]
+    assert ok.success and ok.checkpoints[0].completed and ok.steps == ok.checkpoints[0].step + MONITOR + 1
+    # the carton that was not cued on the plate: a violation at once
+    assert not bad.success and bad.failure_class == "over_execution" and steps(bad) == [None]
+    assert bad.violation.name == "wrong-carton-placed" and bad.steps == bad.violation.step + 1
     assert wrong.binding != right.binding
 
 
@@ -180,7 +195,10 @@ def test_p04_stacking_in_the_shown_order(suite):
         env.close()
     s = steps(good)
     assert good.success and 5 <= s[0] < 25 <= s[1], s
-    assert not wrong.success and wrong.failure_class == "storage_failure"
+    # a bowl on one it does not go on: a violation at once
+    assert not wrong.success and wrong.failure_class == "over_execution"
+    assert wrong.violation.name == "wrong-stack" and steps(wrong) == [None, None]
+    assert wrong.violation.step >= 4 + 10  # the wrong stack held 10 steps in a row
     assert other.binding != shown.binding
 
 
@@ -220,7 +238,10 @@ def test_t09_two_pours_then_set_down_succeeds_after_the_monitor_window(t09):
     # Pour i is counted when the bottle is back upright: first tilt at 6..15, upright at 16.
     assert s[:2] == [16, 32] and s[2] > end, s
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 2}
-    assert record.success and record.steps == 32 + PROTOCOL.extra_pour_monitor_steps + 1
+    # success once both windows passed: the extra-pour monitor after the second pour (step 32)
+    # and the post-goal window after the set-down (the goal)
+    assert record.success
+    assert record.steps == max(32 + PROTOCOL.extra_pour_monitor_steps, s[2] + MONITOR) + 1
 
 
 def test_t09_third_pour_in_the_window_fails_with_extra_pour(t09):

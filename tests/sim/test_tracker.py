@@ -9,11 +9,16 @@ import pytest
 
 from memobench.evaluation.records import CheckpointResult
 from memobench.expr import ExprError, parse
-from memobench.sim.tracker import CheckpointTracker, CountingMonitor, TrackedCheckpoint
+from memobench.sim.tracker import (
+    CheckpointTracker,
+    CountingMonitor,
+    TrackedCheckpoint,
+    TrackedViolation,
+)
 from memobench.spec import MemoryOp
 
 S, U, C = MemoryOp.STORAGE, MemoryOp.UPDATE, MemoryOp.COMPRESSION
-NUMBER_DEFAULTS = {"tilt": 0.0, "height": 0.0, "distance": 1.0}
+NUMBER_DEFAULTS = {"tilt": 0.0, "height": 0.0, "distance": 1.0, "opening": 0.0}
 
 
 class FakeView:
@@ -184,6 +189,80 @@ def counting_tracker(**monitor: object) -> CheckpointTracker:
         ],
         counting=CountingMonitor("sauce", "bowl", required=2, monitor_steps=10, **monitor),
     )
+
+
+# ------------------------------------------------------- violations, post-goal window
+
+
+def rule(name: str, text: str, after: int | None = None, until: int | None = None) -> TrackedViolation:
+    return TrackedViolation(name, parse(text), after, until)
+
+
+def check_tracker(**kwargs) -> CheckpointTracker:
+    """T01's shape: open the top drawer (S), close it again (U)."""
+    return CheckpointTracker([cp("open(top)"), cp("closed_after_open(top)", U)], **kwargs)
+
+
+CHECK = {("open", "top"): "01100000000", ("closed", "top"): "10011111111"}  # opened 1-2, shut from 3
+
+
+def test_post_goal_window_delays_success() -> None:
+    tracker = check_tracker(post_goal_steps=4)
+    frames = frames_from(CHECK, 11)
+    assert drive(tracker, frames[:7]) == {1: [0], 3: [1]}  # goal at 3: the window is steps 4..7
+    assert tracker.goal_step == 3 and tracker.required_done
+    assert not tracker.finished and not tracker.stages_complete
+    drive(tracker, frames[:8])
+    assert tracker.finished and tracker.stages_complete and tracker.violation is None
+
+
+def test_post_goal_rule_fails_a_redo_inside_the_window() -> None:
+    redo = rule("top-reopened", "open(top)", after=1)
+    tracker = check_tracker(violations=[redo], post_goal_steps=4)
+    frames = frames_from({("open", "top"): "01100100000", ("closed", "top"): "10011011111"}, 11)
+    drive(tracker, frames)
+    assert (tracker.violation, tracker.violation_step) == ("top-reopened", 5)
+    assert tracker.required_done and not tracker.finished and not tracker.stages_complete
+
+
+def test_rule_is_watched_only_while_active() -> None:
+    # Opening the middle drawer is forbidden until the top one is checked (index 1).
+    early = rule("middle-first", "open(middle)", until=1)
+    tracker = check_tracker(violations=[early])
+    drive(tracker, frames_from({**CHECK, ("open", "middle"): "00001"}, 6))
+    assert tracker.violation is None  # the middle drawer opened at 4, after the check at 3
+    tracker = check_tracker(violations=[early])
+    drive(tracker, frames_from({**CHECK, ("open", "middle"): "01"}, 6))
+    assert (tracker.violation, tracker.violation_step) == ("middle-first", 1)
+
+
+def test_rule_history_starts_when_it_becomes_active() -> None:
+    # ever(x) in a rule active after checkpoint 0 (step 1) ignores x held at step 0.
+    late = rule("ever-x", "ever(on(x, y))", after=0)
+    tracker = check_tracker(violations=[late])
+    drive(tracker, frames_from({**CHECK, ("on", "x", "y"): "1"}, 6))
+    assert tracker.violation is None
+    tracker = check_tracker(violations=[late])
+    drive(tracker, frames_from({**CHECK, ("on", "x", "y"): "001"}, 6))
+    assert (tracker.violation, tracker.violation_step) == ("ever-x", 2)
+
+
+def test_numeric_rule_and_first_violation_wins() -> None:
+    rules = [rule("pulled", "opening(top) > 0.03", after=1), rule("any", "open(top)", after=1)]
+    tracker = check_tracker(violations=rules, post_goal_steps=10)
+    view_frames = frames_from(CHECK, 8)
+    for i in (5, 6, 7):
+        view_frames[i][("opening", "top")] = 0.05
+    view_frames[6][("open", "top")] = True
+    drive(tracker, view_frames)
+    assert (tracker.violation, tracker.violation_step) == ("pulled", 5)  # sticky: the later one is not recorded
+
+
+def test_rule_indices_are_checked() -> None:
+    with pytest.raises(ValueError, match="refers to checkpoint 2"):
+        check_tracker(violations=[rule("bad", "open(top)", after=2)])
+    with pytest.raises(ValueError, match="post_goal_steps"):
+        check_tracker(post_goal_steps=-1)
 
 
 # Pours complete at steps 6 and 13; the bottle is released at step 14; window is 14..23.

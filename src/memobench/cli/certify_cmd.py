@@ -1,4 +1,4 @@
-"""``memobench certify``: show, per task, that the expert solves it and guessing does not."""
+"""``memobench certify``: show, per task, that the experts solve it and no memoryless baseline does."""
 
 from __future__ import annotations
 
@@ -17,13 +17,15 @@ from memobench.evaluation.certify import MEMORYLESS_EPISODES
 
 def certify_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
-    episodes: Annotated[int, typer.Option(min=1, help="Expert episodes per task.")] = 20,
+    episodes: Annotated[int, typer.Option(min=1, help="Episodes per task of the expert and the slow expert.")] = 20,
     memoryless_episodes: Annotated[int, typer.Option(
-        min=1, help="Memoryless-expert episodes per task (at least --episodes; its seeds include the expert's). "
-                    "More than the expert's: its rate is judged against a 10-point margin.")] = MEMORYLESS_EPISODES,
+        min=1, help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
+                    "experts'). More than the experts': their rates are judged against a 10-point margin.")]
+    = MEMORYLESS_EPISODES,
     seed: Annotated[int, typer.Option(help="Seed base: episode e uses seed + e.")] = 7,
     replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
-    out_root: Annotated[Path, typer.Option(help="Folder for both experts' runs and the verdicts (resumed if present).")]
+    out_root: Annotated[Path, typer.Option(help="Folder for the four policies' runs and the verdicts (resumed if "
+                                                "present).")]
     = Path("runs/certify"),
     workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
     markdown: Annotated[Path | None, typer.Option(
@@ -31,12 +33,16 @@ def certify_command(
              "file's notes marker are kept.")]
     = None,
 ) -> None:
-    """Run the expert and the memoryless expert on the same seeds (the memoryless one on more);
-    a task passes if the expert succeeds >= 95% and the memoryless expert <= chance + 10 points.
-    Exits 1 if any task fails."""
+    """Run the expert, the slow expert and the memoryless and reactive baselines on the same seeds
+    (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
+    and each baseline <= chance + 10 points. Exits 1 if any task fails."""
     from memobench.evaluation.certify import (
+        BLIND,
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
+        POLICIES,
+        SHORT,
+        SLOW_MIN_SR,
         certification_markdown,
         keep_hand_notes,
         memoryless_episode_count,
@@ -72,26 +78,25 @@ def certify_command(
     for path in filter(None, (out_root / "certification.md", markdown)):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(keep_hand_notes(text, path.read_text() if path.exists() else None))
-    table = Table(title=f"Certification (per task: {episodes} expert episodes, seeds {seed}..{seed + episodes - 1}; "
-                        f"{blind} memoryless, seeds {seed}..{seed + blind - 1})")
-    for column in ("task", "memory", "expert SR", "memoryless SR", "chance", "p(luck)", "verdict"):
+    table = Table(title=f"Certification (per task: {episodes} episodes of each expert, seeds {seed}.."
+                        f"{seed + episodes - 1}; {blind} of each memoryless baseline, seeds {seed}..{seed + blind - 1})")
+    for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
         verdict = "[green]pass" if c.passed else "[red]FAIL"
-        luck = "-" if c.p_above_chance is None else f"{c.p_above_chance:.2f}"
-        table.add_row(c.task_id, c.memory_type, f"{c.expert.k}/{c.expert.n}", f"{c.memoryless.k}/{c.memoryless.n}",
-                      f"{c.chance:.1%}", luck, verdict)
+        rates = [f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES]
+        table.add_row(c.task_id, c.memory_type, *rates, f"{c.chance:.1%}", verdict)
     console.print(table)
     for c in certs:
         if not c.passed:
             console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
-        if c.chance_looks_low:
-            console.print(f"[yellow]{c.task_id}[/]: the memoryless expert beats chance {c.chance:.1%} by more than "
-                          f"luck explains (p(luck) {c.p_above_chance:.3f}): the chance level is probably too low",
+        for p in c.low_chance_baselines:
+            console.print(f"[yellow]{c.task_id}[/]: {p} beats chance {c.chance:.1%} by more than luck explains "
+                          f"(p(luck) {c.p_above_chance(p):.3f}): the chance level is probably too low",
                           highlight=False)
-    console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, memoryless <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
-                  "p(luck): chance of the memoryless successes or more if its true rate were the chance level. "
+    console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, slow expert >= {SLOW_MIN_SR:.0%}, each of "
+                  f"{' and '.join(BLIND)} <= chance + {MEMORYLESS_MARGIN * 100:.0f} points. "
                   f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time {wall_time:.0f} s. "
-                  f"Results: [bold]{out_root}[/] (certification.md/.json/.csv, expert/, expert-memoryless/)")
+                  f"Results: [bold]{out_root}[/] (certification.md/.json/.csv, one folder per policy)")
     if not all(c.passed for c in certs):
         raise typer.Exit(code=1)

@@ -1,4 +1,4 @@
-"""``memobench eval``: run a policy on tasks and write the output folder (PROTOCOL.md)."""
+"""``memobench eval``: run a policy on tasks and write the output folder (docs/protocol.md)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,16 @@ def _load_policy(policy: str | None, adapter_spec: str | None, kwargs: dict[str,
         raise _fail(str(e)) from None
 
 
+def _check_chunk_length(adapter: Any, replan_steps: int) -> None:
+    """Refuse, before anything is written, a --replan-steps above the adapter's declared chunk."""
+    from memobench.policies.adapter import ChunkLengthError, check_replan_steps
+
+    try:
+        check_replan_steps(adapter, replan_steps)
+    except ChunkLengthError as e:
+        raise _fail(str(e)) from None
+
+
 def eval_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = DEFAULT_TASKS,
     policy: Annotated[str | None, typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server).")] = None,
@@ -65,13 +75,14 @@ def eval_command(
     adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed base: episode e uses seed + e.")] = 7,
-    replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying.")] = 5,
-    horizon: Annotated[int | None, typer.Option(min=1, help="Control steps per episode (default: each task's own, 1200).")] = None,
+    replan_steps: Annotated[int, typer.Option(min=1, help="Actions executed from each chunk before re-querying (at most the policy's declared chunk length; a shorter chunk runs whole, then the policy is queried again).")] = 5,
+    horizon: Annotated[int | None, typer.Option(min=1, help="Control steps per episode (default: each task's own, at least 1200; overriding it is for diagnostics).")] = None,
     stabilization_steps: Annotated[int, typer.Option(min=0, help="No-op steps before the policy acts.")] = 10,
     resize_size: Annotated[int, typer.Option(min=8, help="Policy images are SIZE x SIZE (aspect-preserving pad).")] = 224,
     memory_oracle: Annotated[LanguageLevel | None, typer.Option(help="Append completed checkpoint texts to the prompt.")] = None,
     extra_pour_monitor_steps: Annotated[int, typer.Option("--extra-pour-monitor-steps", "--post-stage-steps", min=0,
                                                           help="Steps watched for an extra pour after the required ones.")] = 30,
+    monitor_steps: Annotated[int | None, typer.Option(min=0, help="Post-goal window: steps run after the last required checkpoint before success is declared (default: each task's own; overriding it is for diagnostics).")] = None,
     fail_on_extra_pour: Annotated[bool, typer.Option(help="Fail counting tasks on an extra pour (disable for diagnostics only).")] = True,
     adapter_timeout: Annotated[float, typer.Option(min=0, help="Seconds an adapter call may take (0 = no limit).")] = 300.0,
     video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
@@ -97,6 +108,7 @@ def eval_command(
     except UnknownTaskError as e:
         raise _fail(str(e)) from None
     adapter, policy_block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
+    _check_chunk_length(adapter, replan_steps)
     if not (policy or adapter_spec):
         console.print(f"[dim]No policy given: evaluating the built-in '{DEFAULT_POLICY}' policy "
                       "(the scripted expert, camera-free). Bring yours with --adapter-spec.[/]")
@@ -108,7 +120,7 @@ def eval_command(
     protocol = Protocol(
         seed=seed, replan_steps=replan_steps, horizon=horizon, stabilization_steps=stabilization_steps,
         resize_size=resize_size, memory_oracle=memory_oracle, extra_pour_monitor_steps=extra_pour_monitor_steps,
-        fail_on_extra_pour=fail_on_extra_pour, adapter_timeout=adapter_timeout,
+        fail_on_extra_pour=fail_on_extra_pour, adapter_timeout=adapter_timeout, monitor_steps=monitor_steps,
     )
     request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
                          out_root=out_root, policy=policy_block, video=video.value, video_every=video_every, resume=resume,

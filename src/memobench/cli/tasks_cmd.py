@@ -23,7 +23,7 @@ from rich.text import Text
 
 from memobench.bddl_names import BddlDeclarationError
 from memobench.bindings import binding_label
-from memobench.spec import MemoryOp, TaskSpec
+from memobench.spec import MemoryOp, TaskSpec, violation_window
 from memobench.stats import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
 from memobench.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
 
@@ -88,7 +88,8 @@ def _truncate(text: str, width: int) -> str:
 
 
 def task_summary(task: Task) -> dict[str, Any]:
-    """One ``tasks list --json`` entry: id, family, ops, variants, chance, tags, instruction."""
+    """One ``tasks list --json`` entry: id, family, ops, variants, chance, horizon, post-goal
+    window, violation names, tags, instruction."""
     spec = task.spec
     return {
         "id": spec.id,
@@ -96,6 +97,9 @@ def task_summary(task: Task) -> dict[str, Any]:
         "checkpoints": _ops(spec),
         "variants": spec.n_variants,
         "chance": spec.chance,
+        "horizon": spec.horizon,
+        "monitor_steps": spec.monitor_steps,
+        "violations": [v.name for v in spec.violations],
         "tags": list(spec.tags),
         "instruction": spec.instruction,
     }
@@ -174,6 +178,7 @@ def show_command(
     _print_bindings(console, task.spec)
     _print_settings(console, task.spec)
     _print_checkpoints(console, task.spec)
+    _print_violations(console, task.spec)
 
 
 def _field(console: Console, label: str, value: str, indent: int = 0) -> None:
@@ -189,6 +194,8 @@ def _print_header(console: Console, task: Task) -> None:
     _field(console, "instruction", spec.instruction)
     _field(console, "tags", ", ".join(spec.tags) or "none")
     _field(console, "horizon", f"{spec.horizon} control steps")
+    _field(console, "post-goal window", f"{spec.monitor_steps} steps after the last required checkpoint "
+                                        "before success is declared")
     _field(console, "folder", str(task.folder))
     _field(console, "spec hash", task.spec_hash)
 
@@ -231,7 +238,8 @@ def _print_settings(console: Console, spec: TaskSpec) -> None:
     if spec.cue is None:
         _field(console, "cue", "none")
     else:
-        _field(console, "cue", f"{spec.cue.kind} at {', '.join(spec.cue.targets)}")
+        at = f" at {', '.join(spec.cue.targets)}" if spec.cue.targets else ""
+        _field(console, "cue", f"{spec.cue.kind}{at}")
     if spec.notes.strip():
         _field(console, "notes", spec.notes.strip())
 
@@ -244,6 +252,18 @@ def _print_checkpoints(console: Console, spec: TaskSpec) -> None:
         for level in ("coarse", "intermediate", "fine"):
             _field(console, level, cp.text.at(level), indent=5)
         _field(console, "predicate", cp.predicate, indent=5)
+
+
+def _print_violations(console: Console, spec: TaskSpec) -> None:
+    if not spec.violations:
+        _field(console, "violations", "none")
+        return
+    console.print(Text(f"violations ({len(spec.violations)}; the episode fails when one holds while "
+                       "active):", style="bold"))
+    for v in spec.violations:
+        console.print(Text(f"  - {v.name} [{violation_window(spec, v)}]", style="bold"))
+        _field(console, "what", v.text, indent=4)
+        _field(console, "predicate", v.predicate, indent=4)
 
 
 # ------------------------------------------------------------------ stats

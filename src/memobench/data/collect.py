@@ -2,7 +2,7 @@
 
 Seeds: demonstration attempt ``a`` of a task uses seed ``seed_base + a``, with
 :data:`DEMO_SEED_BASE` = 1,000,000 by default. Evaluation uses seed 7 + e
-(PROTOCOL.md), so demonstrations never share an episode (binding, layout)
+(docs/protocol.md), so demonstrations never share an episode (binding, layout)
 with an evaluation run of fewer than 999,993 episodes per task. Collection
 is camera-free; ``memobench data render`` adds images afterwards.
 

@@ -1,15 +1,20 @@
-"""Memory-necessity certification: the expert must solve a task, the memoryless expert must not.
+"""Memory-necessity certification: the experts must solve a task, every memoryless baseline must not.
 
-Both experts run on the same seeds, camera-free, each into its own run folder
-(``<out_root>/expert``, ``<out_root>/expert-memoryless``; resumable like any
-run). A task passes when the expert's success rate is at least
-:data:`EXPERT_MIN_SR` and the memoryless expert's is at most the task's
-chance level plus :data:`MEMORYLESS_MARGIN`: the task is solvable, and
-solving it takes memory.
+Four built-in policies run on the same seeds, camera-free, each into its own
+run folder (``<out_root>/<policy>``; resumable like any run):
 
-The memoryless expert runs on more seeds than the expert (by default
-:data:`MEMORYLESS_EPISODES`; its seeds start at the same base, so they include
-the expert's). Its success rate is an estimate of a guessing rate, and the
+- ``expert`` and ``expert-slow`` (the expert at half speed, the stand-in for a
+  slower learned policy) must succeed in at least :data:`EXPERT_MIN_SR` and
+  :data:`SLOW_MIN_SR` of their episodes: the task is solvable, and not only
+  at the scripted expert's speed;
+- ``expert-memoryless`` (guesses uniformly where the scene is ambiguous) and
+  ``expert-reactive`` (deterministic, acts on what the scene shows) must each
+  stay at most :data:`MEMORYLESS_MARGIN` above the task's chance level:
+  solving it takes memory.
+
+The memoryless baselines run on more seeds than the experts (by default
+:data:`MEMORYLESS_EPISODES`; their seeds start at the same base, so they
+include the experts'). Their success rate estimates a guessing rate, and the
 margin only means something if the estimate is finer than the margin: over 20
 episodes its standard deviation at chance 1/2 is 11 points, and an exact
 guesser exceeds chance + 10 points in 13% of tasks (19% at chance 1/3); over
@@ -35,12 +40,16 @@ from memobench.metrics.rates import Rate
 from memobench.suite import Task
 
 EXPERT_MIN_SR = 0.95
+SLOW_MIN_SR = 0.90
 MEMORYLESS_MARGIN = 0.10
 MEMORYLESS_EPISODES = 100
-POLICIES = ("expert", "expert-memoryless")
-# Below this p(luck) the memoryless expert beats the stated chance level by more than luck explains:
-# the level is probably too low. Several levels rest on how many blind tries fit in the horizon,
-# which a faster skill raises (T03's did), so certification points them out, pass or fail.
+SOLVERS: dict[str, float] = {"expert": EXPERT_MIN_SR, "expert-slow": SLOW_MIN_SR}  # policy -> least SR
+BLIND = ("expert-memoryless", "expert-reactive")  # each held to chance + MEMORYLESS_MARGIN
+POLICIES = (*SOLVERS, *BLIND)
+SHORT = {"expert": "expert", "expert-slow": "slow", "expert-memoryless": "memoryless",
+         "expert-reactive": "reactive"}
+# Below this p(luck) a memoryless baseline beats the stated chance level by more than luck explains:
+# the level is probably too low. Certification points such tasks out, pass or fail.
 LOW_CHANCE_P = 0.05
 # In a Markdown file written by ``certify --markdown``: what follows this line is written by hand,
 # and regenerating the table keeps it (:func:`keep_hand_notes`).
@@ -48,52 +57,61 @@ NOTES_MARKER = "<!-- Written by hand from here on: `memobench certify --markdown
 
 
 def memoryless_episode_count(episodes: int, requested: int | None = None) -> int:
-    """Memoryless episodes per task: ``requested`` (default :data:`MEMORYLESS_EPISODES`), never fewer than ``episodes``."""
+    """Episodes per task for each memoryless baseline: ``requested`` (default
+    :data:`MEMORYLESS_EPISODES`), never fewer than ``episodes``."""
     return max(episodes, MEMORYLESS_EPISODES if requested is None else requested)
 
 
 @dataclass(frozen=True)
 class Certificate:
-    """One task's verdict and the numbers behind it."""
+    """One task's verdict and the numbers behind it.
+
+    ``rates`` maps each policy of :data:`POLICIES` to its success rate (a policy
+    missing from it never ran and fails the rule); ``failures`` maps each
+    memoryless baseline to how its failed episodes failed (failure class ->
+    episodes): the evidence that it fails for the memory reason, not by fumbling
+    the manipulation.
+    """
 
     task_id: str
     memory_type: str
     chance: float
-    expert: Rate
-    memoryless: Rate
-    # How the memoryless expert's failed episodes failed (failure class -> episodes): the
-    # evidence that it fails for the memory reason, not by fumbling the manipulation.
-    memoryless_failures: dict[str, int] = field(default_factory=dict)
-    # Seconds the task's episodes took (both experts, summed over workers and resumed runs).
+    rates: dict[str, Rate]
+    failures: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Seconds the task's counted episodes took (all policies, summed over workers and resumed runs).
     episode_seconds: float = 0.0
+
+    def rate(self, policy: str) -> Rate:
+        return self.rates.get(policy, Rate(0, 0))
 
     @property
     def problems(self) -> list[str]:
         out = []
-        if not self.expert.defined or self.expert.value < EXPERT_MIN_SR:
-            out.append(f"expert SR {_pct(self.expert)} < {EXPERT_MIN_SR:.0%}")
+        for policy, least in SOLVERS.items():
+            r = self.rate(policy)
+            if not r.defined or r.value < least - 1e-9:
+                out.append(f"{policy} SR {_pct(r)} < {least:.0%}")
         limit = self.chance + MEMORYLESS_MARGIN
-        if not self.memoryless.defined or self.memoryless.value > limit + 1e-9:
-            out.append(f"memoryless SR {_pct(self.memoryless)} > chance {self.chance:.1%} + "
-                       f"{MEMORYLESS_MARGIN * 100:.0f} points")
+        for policy in BLIND:
+            r = self.rate(policy)
+            if not r.defined or r.value > limit + 1e-9:
+                out.append(f"{policy} SR {_pct(r)} > chance {self.chance:.1%} + "
+                           f"{MEMORYLESS_MARGIN * 100:.0f} points")
         return out
 
-    @property
-    def p_above_chance(self) -> float | None:
-        """One-sided binomial p-value of the memoryless successes if its true rate were ``chance``.
+    def p_above_chance(self, policy: str) -> float | None:
+        """One-sided binomial p-value of ``policy``'s successes if its true rate were ``chance``.
 
         Not part of the verdict (the rule above is): it says whether a failing
         memoryless rate is evidence of a leak or plausibly luck at this many episodes.
         """
-        if not self.memoryless.defined:
-            return None
-        return binomial_tail(self.memoryless.k, self.memoryless.n, self.chance)
+        r = self.rate(policy)
+        return binomial_tail(r.k, r.n, self.chance) if r.defined else None
 
     @property
-    def chance_looks_low(self) -> bool:
-        """The memoryless expert's successes are unlikely (p < :data:`LOW_CHANCE_P`) at the stated chance level."""
-        p = self.p_above_chance
-        return p is not None and p < LOW_CHANCE_P
+    def low_chance_baselines(self) -> list[str]:
+        """Memoryless baselines whose successes are unlikely (p < :data:`LOW_CHANCE_P`) at the stated level."""
+        return [p for p in BLIND if (v := self.p_above_chance(p)) is not None and v < LOW_CHANCE_P]
 
     @property
     def passed(self) -> bool:
@@ -106,9 +124,9 @@ class Certificate:
     def to_dict(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id, "memory_type": self.memory_type, "chance": self.chance,
-            "expert_sr": self.expert.to_dict(), "memoryless_sr": self.memoryless.to_dict(),
-            "memoryless_p_above_chance": self.p_above_chance, "memoryless_failures": self.memoryless_failures,
-            "episode_seconds": round(self.episode_seconds, 1),
+            "success_rates": {p: self.rate(p).to_dict() for p in POLICIES},
+            "p_above_chance": {p: self.p_above_chance(p) for p in BLIND},
+            "failures": self.failures, "episode_seconds": round(self.episode_seconds, 1),
             "passed": self.passed, "verdict": self.verdict,
         }
 
@@ -134,34 +152,43 @@ def _failures(records: list[EpisodeRecord]) -> dict[str, int]:
     return dict(sorted(Counter(str(r.failure_class.value) for r in records if r.failure_class).items()))
 
 
-def certificates(tasks: list[Task], expert: list[EpisodeRecord], memoryless: list[EpisodeRecord],
-                 episodes: int | None = None, memoryless_episodes: int | None = None) -> list[Certificate]:
-    """Verdicts from the expert's records of episodes ``0..episodes-1`` and the memoryless
-    expert's of ``0..memoryless_episodes-1`` (default: as many; errors count as failures)."""
+def certificates(tasks: list[Task], ledgers: dict[str, list[EpisodeRecord]], episodes: int | None = None,
+                 memoryless_episodes: int | None = None) -> list[Certificate]:
+    """Verdicts from each policy's records (``ledgers``: policy -> records): the solvers' episodes
+    ``0..episodes-1``, the memoryless baselines' ``0..memoryless_episodes-1`` (default: as many).
+    Errors count as failures; a policy absent from ``ledgers`` fails the rule."""
     blind_episodes = memoryless_episodes if memoryless_episodes is not None else episodes
     certs = []
     for t in tasks:
-        mine, blind = _records(expert, t.id, episodes), _records(memoryless, t.id, blind_episodes)
-        seconds = sum(r.timings.get("total", 0.0) for r in mine + blind)
-        certs.append(Certificate(t.id, t.spec.family.value, t.spec.chance, _success_rate(mine),
-                                 _success_rate(blind), _failures(blind), seconds))
+        counted = {p: _records(ledgers[p], t.id, blind_episodes if p in BLIND else episodes)
+                   for p in POLICIES if p in ledgers}
+        seconds = sum(r.timings.get("total", 0.0) for recs in counted.values() for r in recs)
+        certs.append(Certificate(
+            t.id, t.spec.family.value, t.spec.chance,
+            rates={p: _success_rate(recs) for p, recs in counted.items()},
+            failures={p: _failures(recs) for p, recs in counted.items() if p in BLIND},
+            episode_seconds=seconds))
     return certs
 
 
 def write_certificates(certs: list[Certificate], out_root: Path, meta: dict[str, Any]) -> None:
     """``certification.json`` (with the run settings) and ``certification.csv``."""
     out_root.mkdir(parents=True, exist_ok=True)
-    doc = {**meta, "rule": {"expert_min_sr": EXPERT_MIN_SR, "memoryless_margin": MEMORYLESS_MARGIN},
-           "passed": all(c.passed for c in certs), "tasks": [c.to_dict() for c in certs]}
+    rule = {"expert_min_sr": EXPERT_MIN_SR, "slow_min_sr": SLOW_MIN_SR, "memoryless_margin": MEMORYLESS_MARGIN}
+    doc = {**meta, "rule": rule, "passed": all(c.passed for c in certs), "tasks": [c.to_dict() for c in certs]}
     (out_root / "certification.json").write_text(json.dumps(doc, indent=2) + "\n")
     with open(out_root / "certification.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["task_id", "memory_type", "episodes", "expert_sr", "memoryless_sr", "chance",
-                         "memoryless_p_above_chance", "verdict"])
+        writer.writerow(["task_id", "memory_type", "chance", *(f"{SHORT[p]}_sr" for p in POLICIES),
+                         *(f"{SHORT[p]}_p_above_chance" for p in BLIND), "verdict"])
         for c in certs:
-            p = "" if c.p_above_chance is None else f"{c.p_above_chance:.4f}"
-            writer.writerow([c.task_id, c.memory_type, c.expert.n, f"{c.expert.value:.4f}",
-                             f"{c.memoryless.value:.4f}", f"{c.chance:.4f}", p, c.verdict])
+            rates = [f"{c.rate(p).value:.4f}" if c.rate(p).defined else "" for p in POLICIES]
+            luck = ["" if (v := c.p_above_chance(p)) is None else f"{v:.4f}" for p in BLIND]
+            writer.writerow([c.task_id, c.memory_type, f"{c.chance:.4f}", *rates, *luck, c.verdict])
+
+
+def _cell(rate: Rate) -> str:
+    return "-" if not rate.defined else f"{rate.k}/{rate.n} ({_pct(rate)})"
 
 
 def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> str:
@@ -176,53 +203,56 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         + (f" on {meta['date']}." if meta.get("date") else ".")
         + (f" The episodes took {sum(c.episode_seconds for c in certs) / 3600:.1f} h in all, summed over workers "
            "and over every invocation of the resumed run." if any(c.episode_seconds for c in certs) else ""),
-        f"Per task, {episodes} expert episodes (seeds {seed}..{seed + episodes - 1}) and {blind} memoryless ones "
-        f"(seeds {seed}..{seed + blind - 1}), replan interval {meta.get('replan_steps')}, camera-free.",
+        f"Per task, {episodes} episodes of the expert and of the slow expert (seeds {seed}..{seed + episodes - 1}) "
+        f"and {blind} of each memoryless baseline (seeds {seed}..{seed + blind - 1}), replan interval "
+        f"{meta.get('replan_steps')}, camera-free, each task at its own horizon.",
         "",
-        f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes and the "
-        f"memoryless expert (the same plan with its memory cleared before every decision, guessing uniformly "
-        f"where the scene leaves a choice open) in at most the task's chance level + "
-        f"{MEMORYLESS_MARGIN * 100:.0f} points."
-        + (" The memoryless expert runs more episodes: its rate is held to that margin, so it must be measured "
-           "finer than the margin." if blind > episodes else "")
-        + " p(luck) is the chance of the memoryless successes or more if its true rate were the chance level "
-        "(not part of the verdict). The last column says how the memoryless episodes failed (PROTOCOL.md "
-        "failure taxonomy).",
+        f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
+        f"expert (full memory, every motion at half speed) in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
+        f"baseline in at most the task's chance level + {MEMORYLESS_MARGIN * 100:.0f} points: the memoryless "
+        "expert (its memory cleared before every decision, guessing uniformly where the scene leaves a choice "
+        "open) and the reactive expert (memoryless and deterministic: it does what the current scene invites). "
+        "The chance level is the success rate of the best memoryless strategy (each task file derives it). "
+        "p(luck) is the chance of a baseline's successes or more if its true rate were the chance level (not "
+        "part of the verdict). The failure columns say how the baselines' episodes failed (failure taxonomy of "
+        "docs/protocol.md).",
         "",
         f"**{passed}/{len(certs)} tasks pass.**",
         "",
         *_low_chance_lines(certs),
-        "| task | memory | expert SR | memoryless SR | chance | p(luck) | verdict | memoryless failures |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | memory | expert | slow | memoryless | reactive | chance | p(luck) m / r | verdict "
+        "| memoryless failures | reactive failures |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in certs:
-        luck = "-" if c.p_above_chance is None else f"{c.p_above_chance:.2f}"
+        luck = " / ".join("-" if (v := c.p_above_chance(p)) is None else f"{v:.2f}" for p in BLIND)
         verdict = "pass" if c.passed else "**FAIL**: " + "; ".join(c.problems)
-        failures = _named_counts(c.memoryless_failures)
-        lines.append(f"| {c.task_id} | {c.memory_type} | {c.expert.k}/{c.expert.n} ({_pct(c.expert)}) | "
-                     f"{c.memoryless.k}/{c.memoryless.n} ({_pct(c.memoryless)}) | {c.chance:.1%} | {luck} | "
-                     f"{verdict} | {failures} |")
+        cells = [_cell(c.rate(p)) for p in POLICIES]
+        failures = [_named_counts(c.failures.get(p, {})) for p in BLIND]
+        lines.append(f"| {c.task_id} | {c.memory_type} | {' | '.join(cells)} | {c.chance:.1%} | {luck} | "
+                     f"{verdict} | {' | '.join(failures)} |")
     return "\n".join(lines + _memory_type_lines(certs)) + "\n"
 
 
 def _memory_type_lines(certs: list[Certificate]) -> list[str]:
-    """Per memory type: verdicts, the memoryless successes pooled against what chance predicts, and how
+    """Per memory type: verdicts, each baseline's successes pooled against what chance predicts, and how
     its episodes failed. Pooled, a leak too small to fail any one task still shows as an excess."""
-    lines = ["", "By memory type (memoryless successes against the sum of each task's chance x episodes, "
+    lines = ["", "By memory type (each baseline's successes against the sum of each task's chance x episodes, "
              "± one binomial standard deviation):", "",
-             "| memory | tasks passing | memoryless successes | expected at chance | memoryless failures |",
-             "|---|---|---|---|---|"]
+             "| memory | tasks passing | baseline | successes | expected at chance | failures |",
+             "|---|---|---|---|---|---|"]
     for memory_type in dict.fromkeys(c.memory_type for c in certs):
         of_type = [c for c in certs if c.memory_type == memory_type]
-        group = [c for c in of_type if c.memoryless.defined]
-        expected = sum(c.chance * c.memoryless.n for c in group)
-        sd = math.sqrt(sum(c.chance * (1 - c.chance) * c.memoryless.n for c in group))
-        failures: Counter[str] = Counter()
-        for c in group:
-            failures.update(c.memoryless_failures)
-        lines.append(f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | "
-                     f"{sum(c.memoryless.k for c in group)}/{sum(c.memoryless.n for c in group)} | "
-                     f"{expected:.1f} ± {sd:.1f} | {_named_counts(failures)} |")
+        for policy in BLIND:
+            group = [c for c in of_type if c.rate(policy).defined]
+            expected = sum(c.chance * c.rate(policy).n for c in group)
+            sd = math.sqrt(sum(c.chance * (1 - c.chance) * c.rate(policy).n for c in group))
+            failures: Counter[str] = Counter()
+            for c in group:
+                failures.update(c.failures.get(policy, {}))
+            lines.append(f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | {SHORT[policy]} | "
+                         f"{sum(c.rate(policy).k for c in group)}/{sum(c.rate(policy).n for c in group)} | "
+                         f"{expected:.1f} ± {sd:.1f} | {_named_counts(failures)} |")
     return lines
 
 
@@ -232,13 +262,13 @@ def _named_counts(counts: dict[str, int]) -> str:
 
 
 def _low_chance_lines(certs: list[Certificate]) -> list[str]:
-    low = [c for c in certs if c.chance_looks_low]
+    low = [(c, p) for c in certs for p in c.low_chance_baselines]
     if not low:
         return []
-    named = ", ".join(f"{c.task_id} (p(luck) {c.p_above_chance:.3f})" for c in low)
-    return [f"**Chance levels to re-check:** {named}. The memoryless expert succeeded more often than its chance "
-            f"level explains (p(luck) < {LOW_CHANCE_P}), so the stated level is probably too low, whatever the "
-            "verdict.", ""]
+    named = ", ".join(f"{c.task_id} ({SHORT[p]}, p(luck) {c.p_above_chance(p):.3f})" for c, p in low)
+    return [f"**Chance levels to re-check:** {named}. A memoryless baseline succeeded more often than its "
+            f"chance level explains (p(luck) < {LOW_CHANCE_P}), so the stated level is probably too low, whatever "
+            "the verdict.", ""]
 
 
 def keep_hand_notes(generated: str, previous: str | None) -> str:
@@ -251,24 +281,26 @@ def keep_hand_notes(generated: str, previous: str | None) -> str:
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
                       console: Console | None = None, workers: int = 1,
                       memoryless_episodes: int | None = None) -> list[Certificate]:
-    """Run both experts on ``tasks`` (resuming what is already in ``out_root``) and judge each task.
+    """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
+    ``out_root``) and judge each task.
 
-    The memoryless expert runs :func:`memoryless_episode_count` episodes."""
+    The solvers run ``episodes`` episodes per task, the memoryless baselines
+    :func:`memoryless_episode_count`."""
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.policies.loader import build_adapter, builtin_spec
 
     blind = memoryless_episode_count(episodes, memoryless_episodes)
-    trials = {"expert": episodes, "expert-memoryless": blind}
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
+        trials = blind if name in BLIND else episodes
         if console:
-            console.print(f"[bold]{name}[/] ({trials[name]} episodes per task)")
-        request = RunRequest(tasks=tasks, num_trials_per_task=trials[name], protocol=protocol,
+            console.print(f"[bold]{name}[/] ({trials} episodes per task)")
+        request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=protocol,
                              out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}}, resume=True,
                              workers=workers)
         evaluate(request, build_adapter(builtin_spec(name)), console=console)
         ledgers[name] = _read_ledger(out_root / name)
-    certs = certificates(tasks, ledgers["expert"], ledgers["expert-memoryless"], episodes, blind)
+    certs = certificates(tasks, ledgers, episodes, blind)
     write_certificates(certs, out_root, {"episodes": episodes, "memoryless_episodes": blind, "seed": protocol.seed,
                                          "replan_steps": protocol.replan_steps})
     return certs

@@ -1,10 +1,11 @@
 """One episode: cue, stabilisation, the policy loop, checkpoint tracking, the record.
 
-The loop follows PROTOCOL.md: the policy is queried, the first
-``replan_steps`` actions of its chunk are executed, then it is queried
-again; the episode ends at success, at a counting violation or at the
-horizon. Every way the policy can fail becomes ``status: adapter_error``;
-a simulator failure becomes ``env_error``. Either way a record is returned
+The loop follows docs/protocol.md: the policy is queried, the first
+``replan_steps`` actions of its chunk are executed (the whole chunk if it is
+shorter, never padded; the record counts such queries), then it is queried
+again; the episode ends at success (after the post-goal window), at a
+violation or at the horizon. Every way the policy can fail becomes
+``status: adapter_error``; a simulator failure becomes ``env_error``. Either way a record is returned
 and the sweep goes on.
 """
 
@@ -20,14 +21,23 @@ import numpy as np
 from memobench import expr
 from memobench.bindings import binding_label, resolve_reference
 from memobench.evaluation.protocol import EpisodePlan, Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus
+from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, Violation
+from memobench.experts.expert import Expert
+from memobench.experts.plans import plan_for
+from memobench.experts.scene import Scene
 from memobench.metrics.taxonomy import classify_failure
 from memobench.policies.adapter import AdapterError, AdapterGuard
 from memobench.seeding import episode_rng
 from memobench.sim.cue import CueRecording, run_cue
 from memobench.sim.env import NOOP_ACTION, SimEnv
 from memobench.sim.render import resize_with_pad
-from memobench.sim.tracker import CheckpointTracker, CountingMonitor, TrackedCheckpoint
+from memobench.sim.tracker import (
+    EXTRA_POUR,
+    CheckpointTracker,
+    CountingMonitor,
+    TrackedCheckpoint,
+    TrackedViolation,
+)
 from memobench.sim.world import WorldView
 from memobench.suite import Task
 
@@ -45,9 +55,15 @@ class EpisodeOutcome:
 
 def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
     """The checkpoint tracker of one episode, predicates bound to ``binding``."""
-    checkpoints = [
-        TrackedCheckpoint(expr.substitute(expr.parse(cp.predicate), binding), cp.op, cp.optional)
-        for cp in task.spec.checkpoints
+    def bound(predicate: str) -> expr.Expr:
+        return expr.substitute(expr.parse(predicate), binding)
+
+    spec = task.spec
+    checkpoints = [TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional) for cp in spec.checkpoints]
+    index = {cp.id: i for i, cp in enumerate(spec.checkpoints)}
+    violations = [
+        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until))
+        for v in spec.violations
     ]
     counting, pour_params = None, None
     if task.spec.counting is not None:
@@ -56,13 +72,60 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
             c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
         )
         pour_params = {"near_radius": c.near_radius}
-    return CheckpointTracker(checkpoints, counting=counting, pour_params=pour_params)
+    return CheckpointTracker(checkpoints, counting=counting, pour_params=pour_params,
+                             violations=violations, post_goal_steps=protocol.monitor_steps_for(task))
 
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
     """The cue's targets with binding references resolved to object names."""
     targets = task.spec.cue.targets if task.spec.cue else []
     return [str(resolve_reference(target, binding)) for target in targets]
+
+
+class DemoPerformer:
+    """The performer of a ``demo`` cue: the task's scripted expert doing the episode's routine.
+
+    It acts on the episode's own env, not on a forward model: the cue is the
+    harness's script, not a policy. It starts knowing what the cue conveys
+    (:meth:`~memobench.experts.expert.Plan.demonstrate_memory` of ``binding``) and
+    runs until its plan considers the task done. First it holds still for
+    ``settle`` steps, as the episode does before the policy acts: objects spawn a
+    little above their supports, and the plans read the scene once settled.
+    Raises ``NoPlanError`` when the task has no expert plan.
+    """
+
+    def __init__(self, task: Task, binding: dict[str, Any], env: SimEnv, rng: np.random.Generator,
+                 settle: int):
+        self.scene = Scene(env)
+        self.expert = Expert(plan_for(task.id), rng)
+        self.expert.plan.demonstrate_memory(binding, self.scene, self.expert.memory)
+        self.settle = settle
+
+    def __call__(self) -> np.ndarray | None:
+        """The next action of the demonstration, or None once the routine is done."""
+        if self.settle > 0:
+            self.settle -= 1
+            return NOOP_ACTION
+        action = self.expert.act(self.scene)
+        return None if self.expert.done else action
+
+
+def play_cue(task: Task, plan: EpisodePlan, env: SimEnv, world: WorldView, protocol: Protocol) -> CueRecording:
+    """Play the task's cue in ``env`` (reset to the episode's layout), frames at camera size.
+
+    The scene is restored exactly afterwards (:func:`~memobench.sim.cue.run_cue`).
+    A ``demo`` cue is performed by the task's expert (:class:`DemoPerformer`), drawing
+    (if ever) from the episode's ``cue`` generator.
+    """
+    cue = task.spec.cue
+    if cue is None:
+        return CueRecording()
+    performer = None
+    if cue.kind == "demo":
+        rng = episode_rng(plan.seed, task.id, "cue")
+        performer = DemoPerformer(task, plan.binding, env, rng, settle=protocol.stabilization_steps)
+    return run_cue(env, world, cue.kind, cue_targets(task, plan.binding), performer=performer,
+                   size=protocol.camera_size)
 
 
 class _Episode:
@@ -82,6 +145,8 @@ class _Episode:
         self.cue = CueRecording()
         self.timings = {"reset": 0.0, "cue": 0.0, "policy": 0.0, "sim": 0.0}
         self.steps = self.queries = 0
+        self.short_chunk_queries = 0  # chunks with fewer rows than replan_steps
+        self.min_chunk_rows: int | None = None
 
     # -- phases ----------------------------------------------------------------------
     def reset(self) -> None:
@@ -90,8 +155,7 @@ class _Episode:
         self.timings["reset"] = time.perf_counter() - start
         if self.task.spec.cue is not None:
             start = time.perf_counter()
-            self.cue = run_cue(self.env, self.world, self.task.spec.cue.kind,
-                               cue_targets(self.task, self.plan.binding), size=self.protocol.camera_size)
+            self.cue = play_cue(self.task, self.plan, self.env, self.world, self.protocol)
             # The policy sees the cue as it sees everything else: resize_size, padded.
             size = self.protocol.resize_size
             self.cue.frames = [resize_with_pad(f, size) for f in self.cue.frames]
@@ -146,6 +210,13 @@ class _Episode:
             self.frames[camera].append(resize_with_pad(self.env.render(camera, self.protocol.camera_size), size))
 
     def query(self, step: int) -> list[np.ndarray]:
+        """Query the policy; returns the actions to run before the next query.
+
+        These are the chunk's first ``replan_steps`` rows, or all of them when the
+        chunk is shorter: the policy is then queried again after fewer steps (it
+        is never padded). Such queries are counted and the shortest chunk kept for
+        the record, so a shortened interval is visible in the ledger and run.json.
+        """
         images = self.policy_images or self.capture_video
         obs = self.observation(step, images)
         if self.capture_video:
@@ -163,6 +234,9 @@ class _Episode:
         chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size)
         self.timings["policy"] += time.perf_counter() - start
         self.queries += 1
+        rows = len(chunk)
+        self.short_chunk_queries += rows < self.protocol.replan_steps
+        self.min_chunk_rows = rows if self.min_chunk_rows is None else min(self.min_chunk_rows, rows)
         return list(chunk[: self.protocol.replan_steps])
 
     def rollout(self) -> str:
@@ -184,7 +258,7 @@ class _Episode:
             if self.guard.has_observe:
                 self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
             if self.tracker.violation:
-                return self.tracker.violation
+                return EXTRA_POUR if self.tracker.violation == EXTRA_POUR else "violation"
             if self.tracker.finished:
                 return "success"
         return "horizon"
@@ -193,22 +267,28 @@ class _Episode:
     def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
         timings = {k: round(v, 4) for k, v in {**self.timings, "total": total}.items()}
         return make_record(self.task, self.plan, self.tracker, status, end_reason, error,
-                           steps=self.steps, queries=self.queries, timings=timings)
+                           steps=self.steps, queries=self.queries, timings=timings,
+                           short_chunk_queries=self.short_chunk_queries, min_chunk_rows=self.min_chunk_rows)
 
 
 def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, status: EpisodeStatus,
                 end_reason: str, error: str | None, *, steps: int = 0, queries: int = 0,
-                timings: dict[str, float] | None = None) -> EpisodeRecord:
+                timings: dict[str, float] | None = None, short_chunk_queries: int = 0,
+                min_chunk_rows: int | None = None) -> EpisodeRecord:
     """The ledger record of an episode from its plan, its tracker and how it ended."""
     success = status == EpisodeStatus.OK and end_reason == "success"
     checkpoints = tracker.results()
+    violation = None
+    if tracker.violation is not None:
+        violation = Violation(name=tracker.violation, step=tracker.violation_step)
     return EpisodeRecord(
         task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
         binding=binding_label(plan.binding), status=status, success=success,
         failure_class=classify_failure(success, status, end_reason, checkpoints),
-        end_reason=end_reason, checkpoints=checkpoints, stage_score=tracker.stage_score,
+        end_reason=end_reason, checkpoints=checkpoints, violation=violation, stage_score=tracker.stage_score,
         stages_complete=tracker.stages_complete, average_score=tracker.average_score,
         pour_counts=tracker.pour_counts(), steps=steps, policy_queries=queries,
+        short_chunk_queries=short_chunk_queries, min_chunk_rows=min_chunk_rows,
         error=error, timings=timings or {},
     )
 

@@ -30,11 +30,15 @@ class Protocol(BaseModel):
     camera_size: int = Field(256, ge=8)  # native render resolution
     memory_oracle: LanguageLevel | None = None  # append completed checkpoint texts to the prompt
     extra_pour_monitor_steps: int = Field(30, ge=0)
+    monitor_steps: int | None = Field(None, ge=0)  # post-goal window; None = each task's own
     fail_on_extra_pour: bool = True
     adapter_timeout: float = Field(300.0, ge=0)  # seconds per adapter call; 0 = no limit
 
     def horizon_for(self, task: Task) -> int:
         return self.horizon if self.horizon is not None else task.spec.horizon
+
+    def monitor_steps_for(self, task: Task) -> int:
+        return self.monitor_steps if self.monitor_steps is not None else task.spec.monitor_steps
 
 
 @dataclass(frozen=True)

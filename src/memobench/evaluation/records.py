@@ -27,12 +27,13 @@ class EpisodeStatus(StrEnum):
 
 
 class FailureClass(StrEnum):
-    """Why a failed episode failed (PROTOCOL.md, failure taxonomy)."""
+    """Why a failed episode failed (docs/protocol.md, failure taxonomy)."""
 
     STORAGE_FAILURE = "storage_failure"  # first missed required checkpoint is a storage one
-    STALE_UPDATE = "stale_update"  # storage done, the first non-storage checkpoint missed
-    LATE_STALE = "late_stale"  # a later non-storage checkpoint missed
-    OVER_EXECUTION = "over_execution"  # counting violation (extra pour)
+    COMPRESSION_FAILURE = "compression_failure"  # ... a compression one
+    STALE_UPDATE = "stale_update"  # ... the task's first update checkpoint
+    LATE_STALE = "late_stale"  # ... a later update checkpoint
+    OVER_EXECUTION = "over_execution"  # a violation: extra pour, broken commitment
     EXECUTION_FAILURE = "execution_failure"  # all required checkpoints done, still not a success
     ADAPTER_ERROR = "adapter_error"
     ENV_ERROR = "env_error"
@@ -50,6 +51,15 @@ class CheckpointResult(BaseModel):
     step: int | None = None  # control step (policy phase, 0-based) at which it completed
 
 
+class Violation(BaseModel):
+    """The commitment an episode broke (or ``extra_pour``) and the control step it happened."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    step: int
+
+
 class EpisodeRecord(BaseModel):
     """Everything the metrics need about one finished episode."""
 
@@ -63,14 +73,22 @@ class EpisodeRecord(BaseModel):
     status: EpisodeStatus
     success: bool
     failure_class: FailureClass | None = None  # None exactly when success
-    end_reason: str  # "success", "horizon", "extra_pour", "adapter_error", "env_error"
+    # "success", "horizon", "violation", "extra_pour", "adapter_error", "env_error"
+    end_reason: str
     checkpoints: list[CheckpointResult]
+    violation: Violation | None = None  # set when end_reason is "violation" or "extra_pour"
     stage_score: float  # completed required / required checkpoints (per-episode CSR)
-    stages_complete: bool  # every required checkpoint completed (per-episode TSR)
+    # Per-episode TSR: every required checkpoint completed and the monitor windows passed
+    # without a violation.
+    stages_complete: bool
     average_score: float  # completed / all checkpoints, optional included
     pour_counts: dict[str, int] = Field(default_factory=dict)  # "obj->target": pours seen
     steps: int  # control steps executed in the policy phase
     policy_queries: int = 0
+    # Queries whose chunk had fewer rows than ``replan_steps``: all its rows ran, then the policy
+    # was queried again (never padded), so the interval was shorter there. 0 in older ledgers.
+    short_chunk_queries: int = 0
+    min_chunk_rows: int | None = None  # rows of the shortest chunk returned; None: no query (or older ledger)
     error: str | None = None  # the adapter's or simulator's message when status != ok
     attempts: int = 1  # executions of this episode (> 1 only after a worker died or hung)
     retry_reasons: list[str] = Field(default_factory=list)  # why each lost execution was lost

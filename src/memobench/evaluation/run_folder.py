@@ -4,6 +4,11 @@
 protocol, the policy, the task spec hashes). A run may be resumed, or
 extended with more tasks or episodes, only with the same values; otherwise
 ``--resume`` refuses and names the field.
+
+At the end of every run (:func:`write_replan_accounting`) it also gets what
+the ledger says about the replan interval actually kept: a policy whose chunks
+are shorter than ``replan_steps`` is queried more often. That is an outcome,
+not a setting, so it lives outside ``protocol`` and never blocks a resume.
 """
 
 from __future__ import annotations
@@ -12,12 +17,14 @@ import datetime as dt
 import importlib.metadata
 import json
 import platform
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from memobench import __version__
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
+from memobench.evaluation.records import EpisodeRecord
 from memobench.metrics.export import atomic_write_text
 from memobench.suite import Task
 
@@ -97,5 +104,39 @@ def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -
             "resumed": [*old.get("resumed", []), manifest["created"]],
         }
     out_root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def replan_accounting(records: Iterable[EpisodeRecord], replan_steps: int) -> dict[str, Any]:
+    """The replan interval the run actually kept, from its ledger records.
+
+    Returns ``{"effective_replan_steps": min(replan_steps, smallest chunk seen),
+    "short_chunks": {"queries", "episodes", "smallest_chunk_rows"}}``: queries whose
+    chunk had fewer rows than ``replan_steps``, episodes with at least one such
+    query, and the fewest rows any chunk had (None when no record saw a query;
+    records from before these fields existed count as seeing none).
+    """
+    records = list(records)
+    seen = [r.min_chunk_rows for r in records if r.min_chunk_rows is not None]
+    smallest = min(seen) if seen else None
+    return {
+        "effective_replan_steps": replan_steps if smallest is None else min(replan_steps, smallest),
+        "short_chunks": {
+            "queries": sum(r.short_chunk_queries for r in records),
+            "episodes": sum(1 for r in records if r.short_chunk_queries),
+            "smallest_chunk_rows": smallest,
+        },
+    }
+
+
+def write_replan_accounting(out_root: Path, records: Iterable[EpisodeRecord], replan_steps: int) -> dict[str, Any]:
+    """Add :func:`replan_accounting` of ``records`` (the whole ledger) to ``out_root``'s ``run.json``.
+
+    Replaces the values of an earlier run or resume; the rest of ``run.json`` is
+    kept as is. Returns the new content.
+    """
+    run_json = out_root / RUN_JSON
+    manifest = {**json.loads(run_json.read_text()), **replan_accounting(records, replan_steps)}
     atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
     return manifest

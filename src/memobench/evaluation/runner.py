@@ -1,6 +1,7 @@
 """Run a policy over tasks and episodes into an output folder (in-process, local processes or Ray).
 
-The output folder (PROTOCOL.md): ``run.json``, the append-only
+The output folder (docs/protocol.md): ``run.json`` (completed at the end with the
+replan interval actually kept), the append-only
 ``ledger.jsonl``, the derived ``summary.json`` / ``task_summary.csv`` /
 ``episodes.csv`` (rebuilt from the ledger after every run), and videos.
 Episodes already in the ledger are skipped, so a killed run resumes where
@@ -37,10 +38,14 @@ from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
 from memobench.evaluation.records import EpisodeRecord
-from memobench.evaluation.run_folder import prepare_run_folder, run_manifest
+from memobench.evaluation.run_folder import (
+    prepare_run_folder,
+    run_manifest,
+    write_replan_accounting,
+)
 from memobench.evaluation.video import save_episode_videos, wants_video
 from memobench.metrics.export import write_summary
-from memobench.policies.adapter import AdapterGuard
+from memobench.policies.adapter import AdapterGuard, check_replan_steps
 from memobench.policies.loader import policy_factory
 from memobench.suite import Task
 
@@ -96,10 +101,15 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
              on_record: Callable[[EpisodeRecord], None] | None = None) -> RunResult:
     """Run every pending episode of ``request`` with ``adapter``; returns what ran and the summary.
 
-    Raises :class:`~memobench.evaluation.run_folder.RunFolderError` before any
-    episode if the output folder cannot be used.
+    Raises, before any episode and before the output folder is touched,
+    :class:`~memobench.policies.adapter.ChunkLengthError` if the replan interval
+    exceeds the adapter's declared chunk length; then
+    :class:`~memobench.evaluation.run_folder.RunFolderError` if the output folder
+    cannot be used. At the end, ``run.json`` gets the interval actually kept
+    (:func:`~memobench.evaluation.run_folder.write_replan_accounting`).
     """
     console = console or Console(stderr=True)
+    check_replan_steps(adapter, request.protocol.replan_steps)
     out = request.out_root
     manifest = run_manifest(request.protocol, request.policy, request.tasks,
                             request.num_trials_per_task, request.video)
@@ -129,7 +139,9 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
                     on_record(record)
                 mark = "[green]ok" if record.success else f"[red]{record.failure_class}"
                 progress.update(bar, advance=1, last=f"{record.task_id} ep{record.episode} {mark}")
-        result.summary = write_summary(ledger.records(), out)
+        everything = ledger.records()
+        result.summary = write_summary(everything, out)
+        write_replan_accounting(out, everything, request.protocol.replan_steps)
     with contextlib.suppress(Exception):
         guard.close()
     return result

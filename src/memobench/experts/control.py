@@ -2,7 +2,7 @@
 
 OSC_POSE delta actions: a position action of 1.0 commands a 0.05 m offset,
 a rotation action of 1.0 a 0.5 rad offset (world frame). A proportional law
-``clip(2 * error / 0.05)`` stops within a few millimetres (SIM-NOTES.md).
+``clip(2 * error / 0.05)`` stops within a few millimetres (measured).
 """
 
 from __future__ import annotations
@@ -65,6 +65,19 @@ def pose_action(
     if target_rot is not None:
         turn = np.clip(rot_gain * rotation_error(rot, target_rot) / ROT_SCALE, -1.0, 1.0)
     return np.concatenate([move, turn, [grip]])
+
+
+class Forceful(np.ndarray):
+    """An action that presses or drags against a fixture rather than moving the hand freely.
+
+    The slow expert halves every motion command but keeps these whole: what
+    they command is a force (a drag by friction on a drawer's handle bar slips
+    off at half strength), not a speed."""
+
+
+def forceful(action: np.ndarray) -> np.ndarray:
+    """``action`` marked :class:`Forceful` (a view: same numbers)."""
+    return np.asarray(action, dtype=float).view(Forceful)
 
 
 def hold_action(grip: float = OPEN) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Drawer skills for the wooden cabinet: drag a drawer open by its handle, push it shut.
 
-Both skills close the loop on the drawer's own joint reading (SIM-NOTES.md):
+Both skills close the loop on the drawer's own joint reading (measured):
 every step the hand aims at where the handle is *now*, so it follows the
 drawer instead of a fixed path. The handle is an unnamed box geom on the
 drawer body; :func:`handle_pos` finds it by shape.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.control import CLOSE, pose_action, rotation_error
+from memobench.experts.control import CLOSE, forceful, pose_action, rotation_error
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill
 from memobench.sim.world import CLOSED_ABOVE as WORLD_CLOSED_ABOVE
@@ -221,7 +221,7 @@ class OpenDrawer(_DrawerSkill):
                 action = self._servo(scene, pos, CLOSE)
                 action[:3] = axis  # full pull: a weaker one stalls the top drawer near q = -0.13
                 action[2] = -self.PRESS.get(self.level, 1.0)  # friction on the bar does the pulling
-                return action
+                return forceful(action)
         if self.phase == "retry":
             target = handle + axis * self.FRONT + UP * self.ABOVE
             if np.linalg.norm(target - pos) < 0.015 or self.phase_steps > 60:

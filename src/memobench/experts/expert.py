@@ -5,21 +5,32 @@ A :class:`Plan` (one per task) answers two questions: what did I just learn
 next (:meth:`Plan.next_skill`). Everything a plan needs to remember goes in
 the :class:`Memory`; a plan keeps no other state between decisions.
 
-The memoryless expert is the same runner with ``memoryless=True``: its memory
-is cleared before every decision, so each decision sees only the current
-scene. Where the scene does not settle a choice, the plan draws uniformly
-from the choices consistent with it (:meth:`Plan.choose`), from the episode's
-generator, so the memoryless expert scores what guessing scores.
+Three variants run the same plans (:class:`Mode`):
+
+- ``memoryless``: the memory is cleared before every decision, so each
+  decision sees only the current scene. Where the scene does not settle a
+  choice, the plan draws uniformly from the choices consistent with it
+  (:meth:`Plan.choose`), from the episode's generator, so it scores what
+  guessing scores.
+- ``reactive``: memoryless and deterministic: it always takes the first choice,
+  and plans list their choices so that the first is what the current image
+  invites (open what is closed, turn on what is off, pour again while the
+  bottle is upright, search the top drawer first, take the first candidate in
+  the row). It never concludes that a task is done unless the scene shows it.
+- ``slow``: full memory, at about half the expert's speed: it holds still
+  for :data:`SLOW_PAUSES` steps after each motion step (:meth:`Expert.act`).
+  The stand-in for a learned policy slower than the scripted expert.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from memobench.experts.control import OPEN, hold_action
+from memobench.experts.control import OPEN, Forceful, hold_action
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill
 
@@ -28,13 +39,41 @@ class Memory(dict):
     """What the expert remembers within an episode (a plain dict, cleared between episodes)."""
 
 
+class Mode(StrEnum):
+    """Which expert runs a plan (module docstring)."""
+
+    EXPERT = "expert"
+    MEMORYLESS = "memoryless"
+    REACTIVE = "reactive"
+    SLOW = "slow"
+
+
+# Steps the slow expert holds still after each motion step. One pause does not halve the
+# speed: the arm coasts on through a zero-delta step (T01 took 1.4x the expert's steps);
+# two take 1.9x.
+SLOW_PAUSES = 2
+
+
 class Plan:
-    """How an expert solves one task; subclasses implement :meth:`next_skill`."""
+    """How an expert solves one task; subclasses implement :meth:`next_skill`.
+
+    ``reactive`` is set by the runner: :meth:`choose` then takes the first option.
+    """
 
     task_id: str = ""
+    reactive: bool = False
 
     def remember_cue(self, cue_states: Sequence[np.ndarray], scene: Scene, memory: Memory) -> None:
         """Store what the cue showed (hand positions of the cue video) before the first decision."""
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        """Fill ``memory`` as :meth:`remember_cue` would after the cue of ``binding``.
+
+        For a ``demo`` cue, the harness runs this plan to perform the routine: it
+        knows the binding, so it starts with what an expert would have learnt from
+        watching. Plans of tasks with a ``demo`` cue implement it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot demonstrate its task (no demonstrate_memory)")
 
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
         """Store what the skill that just finished changed or revealed."""
@@ -43,17 +82,22 @@ class Plan:
         """The next skill, or None when the plan considers the task done."""
         raise NotImplementedError
 
-    @staticmethod
-    def choose(options: Sequence[Any], rng: np.random.Generator) -> Any:
-        """Uniform pick among ``options`` (the choices consistent with what is known)."""
+    def choose(self, options: Sequence[Any], rng: np.random.Generator) -> Any:
+        """A pick among ``options`` (the choices consistent with what is known): uniform,
+        or the first one for the reactive expert (list what the scene invites first)."""
+        if self.reactive:
+            return options[0]
         return options[int(rng.integers(len(options)))]
 
 
 class Expert:
     """Runs a plan step by step; copied whole (``copy.deepcopy``) to roll back a look-ahead."""
 
-    def __init__(self, plan: Plan, rng: np.random.Generator, *, memoryless: bool = False):
-        self.plan, self.rng, self.memoryless = plan, rng, memoryless
+    def __init__(self, plan: Plan, rng: np.random.Generator, mode: Mode | str = Mode.EXPERT):
+        self.plan, self.rng, self.mode = plan, rng, Mode(mode)
+        self.memoryless = self.mode in (Mode.MEMORYLESS, Mode.REACTIVE)
+        self._rests: list[np.ndarray] = []  # the slow expert's next actions: pauses
+        plan.reactive = self.mode is Mode.REACTIVE
         self.memory = Memory()
         self.skill: Skill | None = None
         self.done = False
@@ -63,7 +107,22 @@ class Expert:
         self.plan.remember_cue(cue_states, scene, self.memory)
 
     def act(self, scene: Scene) -> np.ndarray:
-        """The action for this step."""
+        """The action for this step.
+
+        The slow expert holds still (its gripper command unchanged) for
+        :data:`SLOW_PAUSES` steps after each motion that is not a
+        :class:`~memobench.experts.control.Forceful` drag: the same closed-loop skills,
+        the same path, about half the speed. (Capping or scaling the commands instead
+        changes the servo's dynamics: the hand stalled short of targets the skills were
+        tuned for.)"""
+        if self._rests:
+            return self._rests.pop()
+        action = self._act(scene)
+        if self.mode is Mode.SLOW and not isinstance(action, Forceful):
+            self._rests = [hold_action(float(action[6]))] * SLOW_PAUSES
+        return np.asarray(action)
+
+    def _act(self, scene: Scene) -> np.ndarray:
         for _ in range(8):  # a few instant transitions (skills finishing at once) per step
             if self.skill is None:
                 if self.done:
@@ -81,3 +140,4 @@ class Expert:
             self.plan.remember(self.skill, scene, self.memory)
             self.skill = None
         return hold_action(OPEN)
+

@@ -7,7 +7,7 @@ near its top with the hand pointing down (fingers closing along the door,
 across the bar) and close the loop on the hinge reading: every step the hand
 aims at where the handle *will be* a little further along (the joint value
 plus a lead), its wrist turned about the vertical with the door, so it
-follows the door's arc instead of a fixed path (SIM-NOTES.md). At a shut door
+follows the door's arc instead of a fixed path (measured). At a shut door
 facing the robot that grasp pose is the start pose (``control.DOWN``), so the
 arm only turns its wrist; a hand pointing horizontally into the door ran
 wrist joint 5 into its limit a third of the way open (measured).

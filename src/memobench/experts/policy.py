@@ -1,4 +1,5 @@
-"""The built-in ``expert`` and ``expert-memoryless`` policies (adapter contract).
+"""The built-in scripted policies (adapter contract): ``expert`` and its three baselines,
+``expert-memoryless``, ``expert-reactive`` and ``expert-slow`` (:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
 ``privileged/task`` (the :class:`~memobench.suite.Task`) and
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from memobench.experts.control import OPEN, hold_action
-from memobench.experts.expert import Expert, Plan
+from memobench.experts.expert import Expert, Mode, Plan
 from memobench.experts.model import ForwardModel
 from memobench.experts.plans import plan_for
 
@@ -37,7 +38,7 @@ class ExpertPolicy:
 
     needs_images = False
     privileged = True
-    memoryless = False
+    mode = Mode.EXPERT
 
     def __init__(self, chunk: int = CHUNK, plan_factory: Callable[[str], Plan] = plan_for):
         self.chunk = int(chunk)
@@ -73,7 +74,7 @@ class ExpertPolicy:
         model = self._model(task)
         model.sync(obs["privileged/snapshot"])
         if self._expert is None:
-            self._expert = Expert(self.plan_factory(task.id), self._rng, memoryless=self.memoryless)
+            self._expert = Expert(self.plan_factory(task.id), self._rng, self.mode)
             self._expert.start(model.scene, self._cue)
         else:
             executed = step - self._last_step
@@ -110,4 +111,16 @@ class ExpertPolicy:
 class MemorylessExpertPolicy(ExpertPolicy):
     """The same skills and plans, with the memory cleared before every decision."""
 
-    memoryless = True
+    mode = Mode.MEMORYLESS
+
+
+class ReactiveExpertPolicy(ExpertPolicy):
+    """Memoryless and deterministic: acts on what the current scene invites."""
+
+    mode = Mode.REACTIVE
+
+
+class SlowExpertPolicy(ExpertPolicy):
+    """The expert with its full memory, every motion at half speed."""
+
+    mode = Mode.SLOW

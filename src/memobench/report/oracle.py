@@ -6,10 +6,12 @@ share, keyed by (task, seed), so the two sides see the same bindings and
 layouts. Per memory type and metric: standard ``s``, oracle ``o`` and the gap
 closed ``(o - s) / (100 - s)`` (percent units; undefined when ``s`` is 100%
 or either side is undefined; negative when the oracle made things worse).
+The macro row's gap closed is the mean of the per-type gaps where defined.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,19 +77,34 @@ def _values(summary: dict[str, Any], group: str) -> dict[str, float | None]:
     return {m: (entry[m]["value"] if entry else None) for m in MAIN_METRICS}
 
 
+def mean_gap(gaps: Sequence[float | None]) -> float | None:
+    """Unweighted mean of the defined gaps (None entries skipped); None when none is defined."""
+    defined = [g for g in gaps if g is not None]
+    return math.fsum(defined) / len(defined) if defined else None
+
+
 def oracle_rows(pair: OraclePair) -> list[dict[str, Any]]:
     """Per memory type of the shared episodes, then ``macro``: ``{"group", "episodes",
-    metric: (standard, oracle, gap closed)}`` with fractions or None."""
+    metric: (standard, oracle, gap closed)}`` with fractions or None.
+
+    In the ``macro`` row, standard and oracle are the summaries' macro averages
+    over memory types, and the gap closed is the mean of the per-type gaps over
+    the types where one is defined (like every other macro value), not the gap
+    between the two macro averages.
+    """
     s_sum, o_sum = summarize(pair.standard_records), summarize(pair.oracle_records)
     rows = []
-    for group in [*s_sum["memory_types"], "macro"]:
+    for group in s_sum["memory_types"]:
         s_vals, o_vals = _values(s_sum, group), _values(o_sum, group)
-        episodes = s_sum["memory_types"][group]["episodes"] if group != "macro" else pair.episodes
-        row: dict[str, Any] = {"group": group, "episodes": episodes}
+        row: dict[str, Any] = {"group": group, "episodes": s_sum["memory_types"][group]["episodes"]}
         for m in MAIN_METRICS:
             row[m] = (s_vals[m], o_vals[m], gap_closed(s_vals[m], o_vals[m]))
         rows.append(row)
-    return rows
+    s_macro, o_macro = _values(s_sum, "macro"), _values(o_sum, "macro")
+    macro: dict[str, Any] = {"group": "macro", "episodes": pair.episodes}
+    for m in MAIN_METRICS:
+        macro[m] = (s_macro[m], o_macro[m], mean_gap([row[m][2] for row in rows]))
+    return [*rows, macro]
 
 
 def oracle_table(runs: Sequence[Run]) -> Table | None:
@@ -114,5 +131,8 @@ def oracle_table(runs: Sequence[Run]) -> Table | None:
     groups = [("", 5)] + [(m, 3) for m in MAIN_METRICS]
     notes = ("Standard vs oracle memory on the episodes both ran (same task and seed), in %. Gap closed = "
              "(oracle - standard) / (100 - standard): the share of the distance to 100% that perfect "
-             f"memory content closes; {chr(0x2013)} when the standard is already 100% or undefined.")
+             f"memory content closes; {chr(0x2013)} when the standard is already 100% or undefined. "
+             "Macro row: standard and oracle are the unweighted means over memory types; its gap closed "
+             "is the mean of the per-type gaps closed (over the types where one is defined), not the gap "
+             "between the two means.")
     return Table("oracle", "Oracle memory: gap closed", header, rows, csv_header, csv_rows, groups, notes)

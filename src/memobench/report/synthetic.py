@@ -15,12 +15,13 @@ import numpy as np
 
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus
+from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus, Violation
 from memobench.evaluation.run_folder import RUN_JSON
-from memobench.metrics.taxonomy import classify_failure
+from memobench.metrics.taxonomy import EXTRA_POUR, VIOLATION, classify_failure
 from memobench.spec import MemoryOp, MemoryType
 
 _OPS = {"s": MemoryOp.STORAGE, "u": MemoryOp.UPDATE, "c": MemoryOp.COMPRESSION}
+_VIOLATIONS = (VIOLATION, EXTRA_POUR)
 FAMILY = {"T": MemoryType.TEMPORAL, "S": MemoryType.SPATIAL, "O": MemoryType.OBJECT, "P": MemoryType.PROCEDURAL}
 
 
@@ -31,21 +32,25 @@ def record(task_id: str, episode: int, ops: str, done: int, *, seed_base: int = 
     ``ops``: one letter per checkpoint (``s``/``u``/``c``, upper case = required,
     lower case = optional); the first ``done`` complete, at steps 10, 20, ....
     ``success`` defaults to "every required checkpoint completed" (and status ok).
+    An ``end_reason`` of ``"violation"`` or ``"extra_pour"`` records a violation at
+    the last step, which also makes ``stages_complete`` false.
     """
     cps = [CheckpointResult(index=i, op=_OPS[ch.lower()], optional=ch.islower(), completed=i < done,
                             step=10 * (i + 1) if i < done else None) for i, ch in enumerate(ops)]
     required = [c for c in cps if not c.optional]
-    stages = all(c.completed for c in required)
+    required_done = all(c.completed for c in required)
     if success is None:
-        success = stages and status == "ok" and end_reason in (None, "success")
+        success = required_done and status == "ok" and end_reason in (None, "success")
     end_reason = end_reason or ("success" if success else "horizon")
     if status != "ok":
         end_reason = status
+    violation = Violation(name=end_reason, step=steps - 1) if end_reason in _VIOLATIONS else None
+    stages = required_done and violation is None
     return EpisodeRecord(
         task_id=task_id, memory_type=FAMILY[task_id[0]], episode=episode, seed=seed_base + episode,
         status=EpisodeStatus(status), success=success,
         failure_class=classify_failure(success, EpisodeStatus(status), end_reason, cps),
-        end_reason=end_reason, checkpoints=cps,
+        end_reason=end_reason, checkpoints=cps, violation=violation,
         stage_score=sum(c.completed for c in required) / len(required), stages_complete=stages,
         average_score=sum(c.completed for c in cps) / len(cps), steps=steps,
     )

@@ -4,8 +4,9 @@
   columns = SR, MSR, MUR, MCR per memory type plus their macro average;
 - :func:`wilson_table`: the same cells as 95% Wilson intervals (the macro
   average is a mean of proportions, not a binomial rate, so it has none);
-- :func:`task_table`: RoboMemArena-style per task: SR, CSR, TSR
-  (``stage_success_rate``), ``average_score_pct``, legacy ``goal_success_rate_pct``;
+- :func:`task_table`: RoboMemArena-style per task: SR, CSR (mean per-episode share of
+  required checkpoints), TSR (``stage_success_rate``), ``average_score_pct``, legacy
+  ``goal_success_rate_pct``;
 - :func:`failure_table`: failure-taxonomy counts per task and condition.
 
 Every number comes from :func:`memobench.metrics.aggregate.summarize`.
@@ -128,9 +129,10 @@ def task_table(runs: Sequence[Run]) -> Table:
                      pct(None if goal is None else goal / 100)])
         csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr,
                          t["stage_success_rate"], avg, goal])
-    notes = ("RoboMemArena-style, in %. CSR: completed required checkpoints / required checkpoints "
-             "(also the legacy goal_success_rate_pct); TSR (stage_success_rate): episodes with every "
-             "required stage complete; avg score: completed / all checkpoints, optional included.")
+    notes = ("RoboMemArena-style, in %. CSR: per episode the share of required checkpoints completed, "
+             "averaged over the task's episodes (also the legacy goal_success_rate_pct); TSR "
+             "(stage_success_rate): episodes with every required stage complete and no violation in the "
+             "monitor windows; avg score: completed / all checkpoints, optional included.")
     return Table("per_task", "Per-task results", header, rows, csv_header, csv_rows, notes=notes)
 
 
@@ -148,6 +150,8 @@ def failure_table(runs: Sequence[Run]) -> Table:
         rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), str(successes),
                      *map(str, counts)])
         csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], successes, *counts])
-    notes = ("Episodes per failure class (PROTOCOL.md, failure taxonomy): the first missed required "
-             "checkpoint decides the class.")
+    notes = ("Episodes per failure class (failure taxonomy): an adapter or env error first, then a "
+             "violation (over_execution), else the first missed required checkpoint decides by its op: "
+             "storage_failure, compression_failure, stale_update (the task's first update checkpoint) or "
+             "late_stale (a later one); execution_failure when none was missed.")
     return Table("failures", "Failure taxonomy per task", header, rows, csv_header, csv_rows, notes=notes)

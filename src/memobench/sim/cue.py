@@ -4,6 +4,13 @@ The scripted cue acts in the episode's own scene through ``env.step`` only
 (no state writes); frames are kept; then the simulator is put back exactly
 in the state it had before the cue, so the policy starts from the same scene
 and only the video carries the cued information.
+
+Two kinds (``CueSpec.kind``):
+
+- ``point``: the hand hovers over each target in turn (:func:`point_cue`).
+- ``demo``: a performer - the task's expert, told the episode's binding - does
+  the routine itself, objects and all (:func:`demo_cue`). This package does not
+  know the experts: the caller passes the performer in.
 """
 
 from __future__ import annotations
@@ -20,6 +27,19 @@ HOVER_HEIGHT = 0.12  # metres above a target's origin while pointing at it
 REACH_TOLERANCE = 0.015  # metres
 MAX_REACH_STEPS = 90
 HOLD_STEPS = 8
+# A demonstration is a whole routine: 230-400 control steps for P01-P05 (every variant,
+# measured), ~200 more for a re-grasp. Past the cap the video stops, whatever is left.
+DEMO_MAX_STEPS = 1000
+# Control steps between recorded frames. Pointing is short (40-50 steps), so every 2nd step.
+# A demonstration is 5-10 times longer and each rendered frame costs ~0.1 s per camera, so
+# every 4th (5 frames a second at 20 Hz, ~60-100 frames): a grasp or a release holds the
+# hand still for 15 steps while the fingers move for ~10, so each shows in 3 frames or
+# more, the fingers' closing or opening in 2 or more.
+FRAME_EVERY = {"point": 2, "demo": 4}
+
+Performer = Callable[[], np.ndarray | None]
+"""A ``demo`` cue's actor: called once per control step, it returns the action to execute
+(reading the live env itself), or None once the routine is done."""
 
 
 @dataclass
@@ -40,7 +60,7 @@ class CueRecording:
 def reach_action(current: np.ndarray, target: np.ndarray, gripper: float = -1.0) -> np.ndarray:
     """A proportional OSC_POSE delta action moving the hand toward ``target`` (no rotation).
 
-    Action 1.0 commands 0.05 m; gain 2 stops within a few millimetres (SIM-NOTES.md).
+    Action 1.0 commands 0.05 m; gain 2 stops within a few millimetres (measured).
     """
     move = np.clip(2.0 * (target - current) / 0.05, -1.0, 1.0)
     return np.concatenate([move, np.zeros(3), [gripper]])
@@ -83,9 +103,13 @@ def point_cue(env: SimEnv, world: WorldView, targets: list[str], rec: _Recorder)
     _move_to(rec, home)
 
 
-CUE_SCRIPTS: dict[str, Callable[[SimEnv, WorldView, list[str], _Recorder], None]] = {
-    "point": point_cue,
-}
+def demo_cue(performer: Performer, rec: _Recorder, max_steps: int = DEMO_MAX_STEPS) -> None:
+    """Execute the performer's actions until it is done, or for ``max_steps`` steps."""
+    for _ in range(max_steps):
+        action = performer()
+        if action is None:
+            return
+        rec.step(action)
 
 
 def run_cue(
@@ -94,13 +118,28 @@ def run_cue(
     kind: str,
     targets: list[str],
     *,
-    frame_every: int = 2,
+    performer: Performer | None = None,
+    frame_every: int | None = None,
     size: int = 256,
 ) -> CueRecording:
-    """Play the cue, record it, and restore the simulator to its pre-cue state exactly."""
+    """Play the cue, record it, and restore the simulator to its pre-cue state exactly.
+
+    ``targets`` are what a ``point`` cue points at (a ``demo`` cue ignores them);
+    ``performer`` acts a ``demo`` cue (required for it, ignored otherwise). A frame
+    is recorded before the first step and every ``frame_every`` steps (default:
+    :data:`FRAME_EVERY` of the kind). Raises ``ValueError`` for an unknown kind or a
+    ``demo`` cue without a performer, before anything moves.
+    """
+    if kind not in FRAME_EVERY:
+        raise ValueError(f"unknown cue kind {kind!r}; known: {', '.join(sorted(FRAME_EVERY))}")
+    if kind == "demo" and performer is None:
+        raise ValueError("a demo cue needs a performer (the caller builds it: this package knows no experts)")
     before = env.snapshot()
-    rec = _Recorder(env, frame_every, size)
+    rec = _Recorder(env, frame_every or FRAME_EVERY[kind], size)
     rec.capture()
-    CUE_SCRIPTS[kind](env, world, targets, rec)
+    if kind == "demo":
+        demo_cue(performer, rec)
+    else:
+        point_cue(env, world, targets, rec)
     env.restore(before)
     return rec.rec

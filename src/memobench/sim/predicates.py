@@ -104,6 +104,8 @@ _STATE_NUMBER = {
     "tilt": (1, "angle (rad) between o's rest-time up axis and world z"),
     "height": (1, "height (m) of o above its start"),
     "distance": (2, "xy distance (m) between a and b"),
+    "opening": (1, "how far fixture f stands from shut or off: metres a drawer is pulled out, "
+                   "radians a door or knob is turned (its joint value's magnitude)"),
 }
 _SUGAR = {
     "was_open": ("ever", ("open",)),
@@ -440,7 +442,7 @@ _IDLE, _POUR, _REJECTED = "idle", "pour", "rejected"
 
 
 class PourCounter:
-    """Counts pours of ``obj`` over ``target`` from the object's tilt (PROTOCOL.md).
+    """Counts pours of ``obj`` over ``target`` from the object's tilt (docs/protocol.md, "Checkpoints").
 
     An *excursion* starts on the step the tilt first moves ``away`` rad or
     more from the baseline and ends on the step it is back within ``back``

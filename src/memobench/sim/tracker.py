@@ -1,6 +1,6 @@
 """Ordered checkpoint tracker: prefix completion, stage scoring, extra-pour monitor.
 
-Semantics (PROTOCOL.md, "Checkpoints and stage scoring" and "Counting tasks"):
+Semantics (docs/protocol.md, "Checkpoints" and "Commitments"):
 
 - **Prefix completion.** Checkpoint k is *eligible* once every *required*
   checkpoint before it is complete. It completes at the first step at which
@@ -31,9 +31,19 @@ Semantics (PROTOCOL.md, "Checkpoints and stage scoring" and "Counting tasks"):
   ``extra_pours``; with ``fail_on_extra`` the first one also sets
   ``violation = "extra_pour"`` (sticky). Pours after the window are counted
   but are not violations.
+- **Violations (commitments).** A rule is active from the step its ``after``
+  checkpoint completes (from the first step without one) until the step its
+  ``until`` checkpoint completes; it is evaluated every step it is active,
+  after the checkpoints, its history starting fresh when it becomes active.
+  The first rule that holds sets ``violation`` (sticky) and records its name
+  and step; rules are checked in their listed order.
+- **Post-goal window.** When the last required checkpoint completes at step
+  g, the episode must also run steps g+1 .. g+post_goal_steps (rules active
+  after the goal watch them) before it counts as finished.
 - **Finished** means every required checkpoint is complete, there is no
-  violation, and, for a counting task, the monitor window has fully passed
-  (the last step seen is >= t + monitor_steps).
+  violation, the post-goal window has passed and, for a counting task, the
+  extra-pour monitor window has fully passed (the last step seen is >= t +
+  monitor_steps).
 
 The tracker never stops by itself: the caller ends the episode on
 ``finished``, on ``violation`` or at the horizon.
@@ -59,6 +69,19 @@ class TrackedCheckpoint:
     predicate: Expr
     op: MemoryOp
     optional: bool = False
+
+
+@dataclass(frozen=True)
+class TrackedViolation:
+    """One commitment of an episode: a substituted predicate and when it is watched.
+
+    ``after`` / ``until`` are checkpoint indices (None: from the start / to the end).
+    """
+
+    name: str
+    predicate: Expr
+    after: int | None = None
+    until: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,15 +118,27 @@ class CheckpointTracker:
         checkpoints: Sequence[TrackedCheckpoint],
         counting: CountingMonitor | None = None,
         pour_params: dict | None = None,
+        violations: Sequence[TrackedViolation] = (),
+        post_goal_steps: int = 0,
     ) -> None:
         if not checkpoints:
             raise ValueError("CheckpointTracker needs at least one checkpoint")
+        if post_goal_steps < 0:
+            raise ValueError(f"post_goal_steps must be >= 0, got {post_goal_steps}")
         self.checkpoints = tuple(checkpoints)
         self.counting = counting
+        self.violations = tuple(violations)
+        self.post_goal_steps = post_goal_steps
+        for v in self.violations:
+            for index in (v.after, v.until):
+                if index is not None and not 0 <= index < len(self.checkpoints):
+                    raise ValueError(f"violation {v.name!r} refers to checkpoint {index}, "
+                                     f"but there are {len(self.checkpoints)}")
         self._compiled: list[CompiledPredicate] = [
             compile_predicate(c.predicate) for c in self.checkpoints
         ]
-        pairs = set().union(*(p.pour_pairs() for p in self._compiled))
+        self._rules: list[CompiledPredicate] = [compile_predicate(v.predicate) for v in self.violations]
+        pairs = set().union(*(p.pour_pairs() for p in self._compiled + self._rules))
         if counting is not None:
             pairs.add((counting.object, counting.target))
         self._counters = PourCounters(pairs, **(pour_params or {}))
@@ -113,10 +148,13 @@ class CheckpointTracker:
         n = len(self.checkpoints)
         self._completed: list[int | None] = [None] * n
         self._violation: str | None = None
+        self._violation_step: int | None = None
+        self._active = [False] * len(self.violations)
+        self._goal_step: int | None = None
         self._extra: list[int] = []  # steps at which a pour completed inside the window
         self._window_start: int | None = None  # step t at which the required count was reached
         self._last_step: int | None = None
-        for pred in self._compiled:
+        for pred in self._compiled + self._rules:
             pred.reset()
 
     def reset(self, view: StateView) -> None:
@@ -137,7 +175,23 @@ class CheckpointTracker:
         done = self._advance(view, step)
         if any(not self.checkpoints[i].optional for i in done):
             self._counters.rebaseline(view)
+        if self._goal_step is None and self.required_done:
+            self._goal_step = step
+        self._watch(view, step)
         return done
+
+    def _watch(self, view: StateView, step: int) -> None:
+        for i, (rule, pred) in enumerate(zip(self.violations, self._rules, strict=True)):
+            started = rule.after is None or self._completed[rule.after] is not None
+            ended = rule.until is not None and self._completed[rule.until] is not None
+            if not started or ended:
+                self._active[i] = False
+                continue
+            if not self._active[i]:  # becomes active now: its history starts here
+                pred.reset()
+                self._active[i] = True
+            if pred.evaluate(view, self._counters) and self._violation is None:
+                self._violation, self._violation_step = rule.name, step
 
     def _monitor(self, step: int, poured: list[tuple[str, str]]) -> None:
         mon = self.counting
@@ -151,7 +205,7 @@ class CheckpointTracker:
         if in_window and (mon.object, mon.target) in poured:
             self._extra.append(step)
             if mon.fail_on_extra and self._violation is None:
-                self._violation = EXTRA_POUR
+                self._violation, self._violation_step = EXTRA_POUR, step
 
     def _advance(self, view: StateView, step: int) -> list[int]:
         done: list[int] = []
@@ -176,8 +230,18 @@ class CheckpointTracker:
 
     @property
     def violation(self) -> str | None:
-        """``"extra_pour"`` once the counting monitor rejected the episode, else None."""
+        """The first violation's name (``"extra_pour"`` for the counting monitor), else None."""
         return self._violation
+
+    @property
+    def violation_step(self) -> int | None:
+        """The step at which :attr:`violation` was recorded, else None."""
+        return self._violation_step
+
+    @property
+    def goal_step(self) -> int | None:
+        """Step at which the last required checkpoint completed (None: not yet)."""
+        return self._goal_step
 
     @property
     def extra_pours(self) -> list[int]:
@@ -204,8 +268,16 @@ class CheckpointTracker:
 
     @property
     def stages_complete(self) -> bool:
-        """Every required checkpoint completed (per-episode TSR)."""
-        return self.required_done
+        """Per-episode TSR: every required checkpoint completed and both monitor windows
+        passed without a violation (the same as :attr:`finished`)."""
+        return self.finished
+
+    @property
+    def monitor_passed(self) -> bool:
+        """The post-goal window after the last required checkpoint has ended."""
+        if self._goal_step is None or self._last_step is None:
+            return False
+        return self._last_step >= self._goal_step + self.post_goal_steps
 
     @property
     def window_passed(self) -> bool:
@@ -218,8 +290,9 @@ class CheckpointTracker:
 
     @property
     def finished(self) -> bool:
-        """Success so far: required checkpoints done, no violation, window passed."""
-        return self.required_done and self._violation is None and self.window_passed
+        """Success so far: required checkpoints done, no violation, both windows passed."""
+        return (self.required_done and self._violation is None and self.monitor_passed
+                and self.window_passed)
 
     @property
     def stage_score(self) -> float:

@@ -89,9 +89,23 @@ class WorldView:
         threshold = CLOSED_ABOVE.get(type(self._lib.get_object(owner)).__name__)
         if threshold is None:
             return bool(state.is_close())
+        return all(q > threshold for q in self._joint_values(f))
+
+    def _joint_values(self, f: str) -> list[float]:
+        """The joint positions of a fixture, or of the fixture part a region site belongs to."""
+        self._state(f)  # an unknown name fails here, listing the known ones
         sites = self._lib.object_sites_dict
         joints = sites[f].joints if f in sites else self._lib.get_object(f).joints
-        return all(self._env.sim.data.get_joint_qpos(j) > threshold for j in joints)
+        return [float(self._env.sim.data.get_joint_qpos(j)) for j in joints]
+
+    def _q_opening(self, f: str) -> float:
+        # Every articulated fixture here is shut (or off) at joint value 0: drawers slide
+        # to negative q, the microwave door swings to negative q, the stove knob turns to
+        # positive q.
+        values = self._joint_values(f)
+        if not values:
+            raise KeyError(f"opening({f}): {f} has no joint (not a drawer, door or knob)")
+        return max(abs(q) for q in values)
 
     def _q_turned_on(self, f: str) -> bool:
         return bool(self._state(f).turn_on())

@@ -1,7 +1,7 @@
 """P01 assembly: put the cued item in the black bowl, then the bowl (item inside) on the plate.
 
-Memory: ``item`` - the pack the cue pointed at first (yellow or green
-butter; the cue then points at the bowl and the plate, the routine's fixed
+Memory: ``item`` - the pack the cue's demonstration put in the bowl (yellow
+or green butter; it then carried the bowl onto the plate, the routine's fixed
 part). Without it the plan cannot tell which pack the routine uses while the
 bowl is empty, and guesses uniformly between the two; once a pack lies in
 the bowl the scene shows it, and the rest (bowl onto plate) follows.
@@ -18,12 +18,15 @@ finger does not hit it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from memobench.experts.bowl_carry import bowl_rot, pick_bowl_from, room_side, set_down
 from memobench.experts.control import DOWN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.plans.cues import moves
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill, pick
 
@@ -46,9 +49,12 @@ class AssemblyPlan(Plan):
     task_id = "P01-assembly"
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        pointed = pointed_objects(cue_states, ITEMS, scene)
-        if pointed:
-            memory["item"] = pointed[0]
+        put_in_bowl = [item for item, _ in moves(cue_states, ITEMS, [BOWL], scene)]
+        if put_in_bowl:
+            memory["item"] = put_in_bowl[0]
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        memory["item"] = binding["item"]["target"]
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         inside = [i for i in ITEMS if _in_bowl(scene, i)]

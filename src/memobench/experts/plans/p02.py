@@ -1,7 +1,7 @@
 """P02 clear and serve: the butter on the plate into the bowl, then the cued bottle on the plate.
 
-Memory: ``serve`` - the bottle the cue pointed at (the cue points at the
-butter, the bowl, the bottle, the plate). Clearing needs no memory: the
+Memory: ``serve`` - the bottle the cue's demonstration stood on the plate
+(after it cleared the butter into the bowl). Clearing needs no memory: the
 butter lies on the plate in view. Serving does: three bottles (ketchup,
 barbecue sauce, orange juice) stand by and without memory the plan guesses
 uniformly among them; a bottle standing on the plate after the clearing
@@ -10,13 +10,16 @@ looks done. Chance 1/3.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from memobench.experts.bottles import HALF, STAND_MARGIN, kind, stand_on
 from memobench.experts.bowl_carry import set_down
 from memobench.experts.control import DOWN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.plans.cues import moves
 from memobench.experts.scene import Scene
 from memobench.experts.skills import TABLE_Z, Chain, Skill, pick
 
@@ -44,9 +47,12 @@ class ClearAndServePlan(Plan):
     task_id = "P02-clear-and-serve"
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        pointed = pointed_objects(cue_states, BOTTLES, scene)
-        if pointed:
-            memory["serve"] = pointed[0]
+        served = [bottle for bottle, _ in moves(cue_states, BOTTLES, [PLATE], scene)]
+        if served:
+            memory["serve"] = served[0]
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        memory["serve"] = binding["serve"]["target"]
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         held = [o for o in (BUTTER, *BOTTLES) if scene.grasped(o)]

@@ -1,7 +1,7 @@
 """P03 discard then plate: the bottle the cue showed as waste into the basket, then the other on the plate.
 
-Memory: ``waste`` - the bottle the cue pointed at first (ketchup or barbecue
-sauce; the cue then points at the basket, the other bottle and the plate).
+Memory: ``waste`` - the bottle the cue's demonstration dropped into the
+basket (ketchup or barbecue sauce; it then stood the other on the plate).
 Without it both bottles look alike as far as the routine goes: with neither
 moved, the plan guesses which one is waste (1/2); once one lies in the
 basket the scene shows it, and plating the other follows. Each of "discard
@@ -15,11 +15,14 @@ in, or stood on the plate (skills in ``experts/bottles.py``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from memobench.experts.bottles import drop_into, stand_on
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.plans.cues import moves
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Skill
 
@@ -41,9 +44,12 @@ class DiscardThenPlatePlan(Plan):
     task_id = "P03-discard-then-plate"
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        pointed = pointed_objects(cue_states, BOTTLES, scene)
-        if pointed:
-            memory["waste"] = pointed[0]
+        binned = [bottle for bottle, _ in moves(cue_states, BOTTLES, [BASKET], scene)]
+        if binned:
+            memory["waste"] = binned[0]
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        memory["waste"] = binding["waste"]["target"]
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         def at_rest_on(bottle: str, support: str) -> bool:

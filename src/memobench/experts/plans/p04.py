@@ -1,11 +1,12 @@
-"""P04 stack in order: stack the three bowls in the order the cue pointed at them.
+"""P04 stack in order: stack the three bowls in the order the cue's demonstration stacked them.
 
-Memory: ``order`` - [bottom, middle, top], the bowls in the order the cue's
-hand dwelt over them. Without it the order is unknown: with no stack on the
-table the plan guesses which bowl goes into which (uniform over the 6 ordered
-(bottom, middle) pairs: a uniform bowl to pick, then a uniform one of the other
-two to put it in); once a bowl sits in another the stack is visible, and the
-remaining bowl can only go on top. Chance 1/6.
+Memory: ``order`` - [bottom, middle, top], read from the demonstration: the
+bowl it put the first one into (bottom, never picked up), the first bowl it
+picked up (middle), the second (top). Without it the order is unknown: with
+no stack on the table the plan guesses which bowl goes into which (uniform
+over the 6 ordered (bottom, middle) pairs: a uniform bowl to pick, then a
+uniform one of the other two to put it in); once a bowl sits in another the
+stack is visible, and the remaining bowl can only go on top. Chance 1/6.
 
 Bowls are too wide for the gripper (akita rim ~10.8 cm across, fingers open
 ~7.9 cm), so each is grasped at its rim: hand over the wall on the +-y side
@@ -29,6 +30,9 @@ Geometry measured from the model (origins at the bowl's bottom, z above it):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from memobench.experts.bowl_carry import (
@@ -39,7 +43,7 @@ from memobench.experts.bowl_carry import (
     place_held_bowl,
 )
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.plans.cues import moves
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Skill
 
@@ -95,9 +99,15 @@ class StackInOrderPlan(Plan):
     task_id = "P04-stack-in-order"
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        order = pointed_objects(cue_states, BOWLS, scene)
-        if len(order) == 3:
-            memory["order"] = list(order)
+        stacked = moves(cue_states, BOWLS, BOWLS, scene)
+        if len(stacked) < 2:
+            return
+        (middle, bottom), (top, _) = stacked[:2]
+        if len({bottom, middle, top}) == 3:
+            memory["order"] = [bottom, middle, top]
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        memory["order"] = [binding["order"][key] for key in ("bottom", "middle", "top")]
 
     @staticmethod
     def _stacked(scene: Scene, held: str | None) -> list[tuple[str, str]]:

@@ -1,12 +1,12 @@
 """P05 buffered swap: swap the bottles on the left and right plates through the middle plate.
 
-Memory: ``first`` - the bottle the cue pointed at first (the green-label
-barbecue sauce on the left plate or the red-label one on the right). With both
-bottles on their side plates the scene does not tell which one moves first, and
-without memory the plan guesses (1/2); after the first move the middle plate
-holds a bottle and one side plate is empty, and the rest is forced: the other
-bottle onto the empty side plate, then the parked one onto the other side
-plate. Chance 1/2.
+Memory: ``first`` - the bottle the cue's demonstration moved first, onto the
+middle plate (the green-label barbecue sauce on the left plate or the
+red-label one on the right). With both bottles on their side plates the scene
+does not tell which one moves first, and without memory the plan guesses
+(1/2); after the first move the middle plate holds a bottle and one side
+plate is empty, and the rest is forced: the other bottle onto the empty side
+plate, then the parked one onto the other side plate. Chance 1/2.
 
 The starting plates are fixed by the layout (green label left, red label
 right), so which moves are done is in view: no memory is needed after the
@@ -25,13 +25,16 @@ table past the right plate), so the first checkpoint never held.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from memobench.experts.bottles import GRASP, HALF, LIFT, STAND_MARGIN, kind
 from memobench.experts.bowl_carry import set_down
 from memobench.experts.control import DOWN, OPEN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.plans.cues import pointed_objects
+from memobench.experts.plans.cues import moves
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, MoveTo, Skill, pick
 
@@ -74,9 +77,12 @@ class BufferedSwapPlan(Plan):
     task_id = "P05-buffered-swap"
 
     def remember_cue(self, cue_states, scene: Scene, memory: Memory) -> None:
-        pointed = pointed_objects(cue_states, BOTTLES, scene)
-        if pointed:
-            memory["first"] = pointed[0]
+        parked = [bottle for bottle, _ in moves(cue_states, BOTTLES, [MIDDLE], scene)]
+        if parked:
+            memory["first"] = parked[0]
+
+    def demonstrate_memory(self, binding: Mapping[str, Any], scene: Scene, memory: Memory) -> None:
+        memory["first"] = binding["order"]["first"]
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         def on(b: str, p: str) -> bool:

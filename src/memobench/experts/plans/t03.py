@@ -3,7 +3,8 @@
 Memory: ``checked`` - the drawers opened and closed so far, in order (``opened``
 marks the drawer currently being checked). After a check the cabinet looks
 exactly as before, so without memory every decision is a uniform pick among
-the three drawers, and the plan never knows when it is done.
+checking one of the three drawers and stopping (the reactive expert always
+checks the top one).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class CheckAllDrawersPlan(Plan):
         ajar = [level for level in LEVELS if not is_closed(scene, level)]
         if ajar:  # a drawer stands open (the scene shows it): close it
             return CloseDrawer(ajar[0])
-        if "checked" not in memory:  # no memory: every drawer looks unchecked
-            return OpenDrawer(self.choose(LEVELS, rng))
+        if "checked" not in memory:  # no memory: every drawer looks unchecked, or all look checked
+            level = self.choose([*LEVELS, None], rng)
+            return None if level is None else OpenDrawer(level)
         todo = [level for level in LEVELS if level not in memory["checked"]]
         return OpenDrawer(todo[0]) if todo else None
