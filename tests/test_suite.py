@@ -98,6 +98,24 @@ def test_spec_hash_is_stable_and_content_sensitive(suite: Suite) -> None:
     assert retimed.spec_hash != task.spec_hash
 
 
+def test_every_task_meets_the_validity_rules(suite: Suite) -> None:
+    """docs/protocol.md: horizons of at least 1,200 steps, a post-goal commitment on every
+    task (undoing or redoing it after the goal fails), and every op label explained."""
+    assert len(suite) == 30
+    for task in suite:
+        spec = task.spec
+        assert spec.horizon >= 1200, task.id
+        assert any(spec.post_goal(v) for v in spec.violations), f"{task.id}: no post-goal commitment"
+        assert all(cp.why.strip() for cp in spec.checkpoints), f"{task.id}: an op label without its reason"
+
+
+def test_spec_hash_ignores_the_op_reasons(suite: Suite) -> None:
+    task = suite.get("T01")
+    cps = [cp.model_copy(update={"why": "reworded"}) for cp in task.spec.checkpoints]
+    reworded = Task(task.spec.model_copy(update={"checkpoints": cps}), task.bddl_template, task.folder)
+    assert reworded.spec_hash == task.spec_hash
+
+
 def test_spec_hash_ignores_the_chance_level(suite: Suite) -> None:
     """A corrected chance level judges episodes anew but changes none: demos stay valid."""
     task = suite.get("S06")

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.spec import TaskSpec
+from memobench.spec import TaskSpec, violation_window
 from memobench.stats import COUNT_KEYS, suite_stats
 from memobench.suite import Task
 
@@ -48,11 +48,24 @@ def _bindings_lines(spec: TaskSpec) -> list[str]:
 
 
 def _checkpoint_lines(spec: TaskSpec) -> list[str]:
-    lines = ["| # | checkpoint | op | coarse | intermediate | fine |", "|---|---|---|---|---|---|"]
+    lines = ["| # | checkpoint | op | why this op | coarse | intermediate | fine |",
+             "|---|---|---|---|---|---|---|"]
     for i, cp in enumerate(spec.checkpoints, 1):
         optional = " (optional)" if cp.optional else ""
-        lines.append(f"| {i} | `{cp.id}`{optional} | {cp.op.value} | {_cell(cp.text.coarse)} | "
-                     f"{_cell(cp.text.intermediate)} | {_cell(cp.text.fine)} |")
+        lines.append(f"| {i} | `{cp.id}`{optional} | {cp.op.value} | {_cell(cp.why) or '-'} | "
+                     f"{_cell(cp.text.coarse)} | {_cell(cp.text.intermediate)} | {_cell(cp.text.fine)} |")
+    return [*lines, ""]
+
+
+def _violation_lines(spec: TaskSpec) -> list[str]:
+    head = (f"**Commitments** (the episode fails when one holds while active; post-goal window: "
+            f"{spec.monitor_steps} steps)")
+    if not spec.violations:
+        return [head, "", "None.", ""]
+    lines = [head, "", "| violation | active | what | predicate |", "|---|---|---|---|"]
+    for v in spec.violations:
+        lines.append(f"| `{v.name}` | {_cell(violation_window(spec, v))} | {_cell(v.text)} | "
+                     f"`{_cell(v.predicate)}` |")
     return [*lines, ""]
 
 
@@ -79,7 +92,8 @@ def task_section(task: Task, image_dir: str | None) -> list[str]:
         what = {"point": "the hand points at", "demo": "the scripted expert performs the routine"}[spec.cue.kind]
         targets = f" {', '.join(f'`{t}`' for t in spec.cue.targets)}" if spec.cue.targets else ""
         lines += [f"Cue (`{spec.cue.kind}`): {what}{targets}; then the scene is restored.", ""]
-    lines += ["**Bindings**", "", *_bindings_lines(spec), "**Checkpoints**", "", *_checkpoint_lines(spec)]
+    lines += ["**Bindings**", "", *_bindings_lines(spec), "**Checkpoints**", "", *_checkpoint_lines(spec),
+              *_violation_lines(spec)]
     if spec.notes:
         lines += ["**Design note**: " + _cell(spec.notes), ""]
     if image_dir is not None:

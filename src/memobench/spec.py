@@ -83,6 +83,9 @@ class CheckpointSpec(_Frozen):
 
     id: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
     op: MemoryOp
+    # Why the op label, by the rule of docs/protocol.md ("Operation labels"); every shipped
+    # checkpoint has one (a suite test checks), so the catalogue can show it.
+    why: str = ""
     text: CheckpointText
     predicate: NonEmpty  # an expression of memobench.expr, may reference $bindings
     optional: bool = False

@@ -28,8 +28,8 @@ from memobench.spec import PLACEHOLDER, MemoryType, TaskSpec
 
 TASKS_ROOT = Path(__file__).parent / "tasks"
 
-# Spec fields outside the spec hash. ``chance_level`` is certification metadata: the
-# memoryless rate a task is judged against. Re-deriving it (it happened three times) must
+# Spec fields outside the spec hash (and each checkpoint's ``why``). ``chance_level`` is
+# certification metadata: the memoryless rate a task is judged against. Re-deriving it (it happened three times) must
 # not invalidate 50 collected demos and every run folder of the task.
 NOT_HASHED = frozenset({"chance_level"})
 
@@ -68,6 +68,8 @@ class Task:
         Fields in :data:`NOT_HASHED` are left out: they judge episodes but never change one,
         so correcting them keeps the demos and run folders stamped with the hash valid."""
         fields = {k: v for k, v in self.spec.to_jsonable().items() if k not in NOT_HASHED}
+        for cp in fields["checkpoints"]:
+            cp.pop("why", None)  # the op label's explanation: documentation, never an episode
         payload = json.dumps(fields, sort_keys=True) + self.bddl_template
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 

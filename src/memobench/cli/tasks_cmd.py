@@ -249,6 +249,8 @@ def _print_checkpoints(console: Console, spec: TaskSpec) -> None:
     for i, cp in enumerate(spec.checkpoints, start=1):
         flag = ", optional" if cp.optional else ""
         console.print(Text(f"  {i}. {cp.id} [{cp.op.value}{flag}]", style="bold"))
+        if cp.why:
+            _field(console, "why this op", cp.why, indent=5)
         for level in ("coarse", "intermediate", "fine"):
             _field(console, level, cp.text.at(level), indent=5)
         _field(console, "predicate", cp.predicate, indent=5)
