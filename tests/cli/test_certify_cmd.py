@@ -31,7 +31,8 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
     from memobench.evaluation import certify
     from memobench.metrics.rates import Rate
 
-    def fake_run(tasks, episodes, protocol, out_root, console=None, workers=1, memoryless_episodes=None):
+    def fake_run(tasks, episodes, protocol, out_root, console=None, workers=1, memoryless_episodes=None,
+                 run=True):
         rates = {"expert": Rate(episodes, episodes), "expert-slow": Rate(episodes, episodes),
                  "expert-memoryless": Rate(19, 100), "expert-reactive": Rate(0, 100)}
         return [certify.Certificate(t.id, "temporal", 1 / 9, rates) for t in tasks]

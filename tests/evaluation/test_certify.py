@@ -136,6 +136,27 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
     assert asked == {"expert": 5, "expert-slow": 5, "expert-memoryless": 5, "expert-reactive": 5}
 
 
+def test_report_only_judges_the_records_there_without_running_an_episode(tmp_path, monkeypatch):
+    from memobench.evaluation import runner
+    from memobench.evaluation.certify import run_certification
+    from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+    from memobench.evaluation.protocol import Protocol
+
+    def no_evaluate(*args, **kwargs):
+        raise AssertionError("report-only ran an episode")
+
+    monkeypatch.setattr(runner, "evaluate", no_evaluate)
+    task = Suite.load().get("O01-cued-milk")
+    (tmp_path / "expert").mkdir()
+    with Ledger(tmp_path / "expert" / LEDGER_FILENAME) as ledger:
+        for e in range(2):
+            ledger.append(record(task.id, e, True))
+    (c,) = run_certification([task], 2, Protocol(seed=7), tmp_path, run=False)
+    assert (c.rate("expert").k, c.rate("expert").n) == (2, 2)
+    assert not c.rate("expert-slow").defined and not c.passed  # the slow expert has not run yet
+    assert (tmp_path / "certification.json").exists()
+
+
 def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
     certs = [cert("A", "object", 0.5, memoryless=(45, 100), reactive=(50, 100), seconds=5400.0,
                   failures={"expert-memoryless": {"storage_failure": 55}, "expert-reactive": {"storage_failure": 50}}),

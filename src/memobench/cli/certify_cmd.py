@@ -28,6 +28,9 @@ def certify_command(
                                                 "present).")]
     = Path("runs/certify"),
     workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
+    report_only: Annotated[bool, typer.Option(
+        help="Run no episode: judge from the records already in --out-root (a run in progress shows "
+             "what is there; missing episodes fail the rule).")] = False,
     markdown: Annotated[Path | None, typer.Option(
         help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
              "file's notes marker are kept.")]
@@ -65,7 +68,8 @@ def certify_command(
     start = time.perf_counter()
     try:
         certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
-                                  out_root, console, workers=workers, memoryless_episodes=blind)
+                                  out_root, console, workers=workers, memoryless_episodes=blind,
+                                  run=not report_only)
     except RunFolderError as e:
         raise _fail(str(e)) from None
     wall_time = time.perf_counter() - start

@@ -280,12 +280,13 @@ def keep_hand_notes(generated: str, previous: str | None) -> str:
 
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
                       console: Console | None = None, workers: int = 1,
-                      memoryless_episodes: int | None = None) -> list[Certificate]:
+                      memoryless_episodes: int | None = None, run: bool = True) -> list[Certificate]:
     """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
     ``out_root``) and judge each task.
 
     The solvers run ``episodes`` episodes per task, the memoryless baselines
-    :func:`memoryless_episode_count`."""
+    :func:`memoryless_episode_count`. With ``run=False`` no episode runs: the verdicts
+    come from the records already in ``out_root`` (a policy without records fails)."""
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.policies.loader import build_adapter, builtin_spec
 
@@ -293,12 +294,13 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
         trials = blind if name in BLIND else episodes
-        if console:
-            console.print(f"[bold]{name}[/] ({trials} episodes per task)")
-        request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=protocol,
-                             out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}}, resume=True,
-                             workers=workers)
-        evaluate(request, build_adapter(builtin_spec(name)), console=console)
+        if run:
+            if console:
+                console.print(f"[bold]{name}[/] ({trials} episodes per task)")
+            request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=protocol,
+                                 out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}},
+                                 resume=True, workers=workers)
+            evaluate(request, build_adapter(builtin_spec(name)), console=console)
         ledgers[name] = _read_ledger(out_root / name)
     certs = certificates(tasks, ledgers, episodes, blind)
     write_certificates(certs, out_root, {"episodes": episodes, "memoryless_episodes": blind, "seed": protocol.seed,
@@ -309,5 +311,7 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
 def _read_ledger(folder: Path) -> list[EpisodeRecord]:
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
 
+    if not (folder / LEDGER_FILENAME).exists():
+        return []
     with Ledger(folder / LEDGER_FILENAME) as ledger:
         return ledger.records()
