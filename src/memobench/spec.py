@@ -159,8 +159,9 @@ class TaskSpec(_Frozen):
     id: Annotated[str, StringConstraints(pattern=TASK_ID_PATTERN)]
     family: MemoryType
     instruction: NonEmpty
-    # Control steps. 1,200 (the paper's) unless 2.5x the expert's slowest episode is longer;
-    # no task may lean on its horizon to stop a memoryless agent (violations do that).
+    # Control steps: 1,200 (the paper's), or 3x the expert's slowest time to the goal plus
+    # the post-goal window where that is longer (docs/protocol.md, "Horizons"). No task may
+    # lean on its horizon to stop a memoryless agent: its violations do that.
     horizon: Annotated[int, Field(ge=MIN_HORIZON, le=5000)] = MIN_HORIZON
     tags: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+$")]] = Field(default_factory=list)
     bindings: dict[

@@ -114,6 +114,25 @@ def test_failure_table_and_figure_list_every_class(tmp_path):
     assert png.stat().st_size > 0 and pdf.stat().st_size > 0
 
 
+def test_violation_table_counts_each_broken_commitment(tmp_path):
+    from memobench.report.synthetic import record, write_run
+    from memobench.report.tables import violation_table
+
+    # T09-y: two extra pours (at steps 79 and 59), one violation (step 99), one success.
+    folder = write_run(tmp_path / "run", [
+        record("T09-y", 0, "SUC", 2, end_reason="extra_pour", steps=80),
+        record("T09-y", 1, "SUC", 3, end_reason="extra_pour", steps=60),
+        record("T09-y", 2, "SUC", 1, end_reason="violation"), record("T09-y", 3, "SUC", 3)], "expert", 5)
+    table = violation_table(load_runs([folder]))
+    rows = {r["violation"]: r for r in csv_rows(table)}
+    assert set(rows) == {"extra_pour", "violation"}
+    assert (rows["extra_pour"]["episodes"], rows["extra_pour"]["first_step"], rows["extra_pour"]["last_step"]) == (
+        "2", "59", "79")
+    assert rows["violation"]["episodes"] == "1"
+    clean = write_run(tmp_path / "clean", [record("T09-y", 0, "SUC", 3)], "expert", 5)
+    assert violation_table(load_runs([clean])) is None
+
+
 def test_latex_is_booktabs_with_groups_and_escapes(runs):
     tex = to_latex(main_table(runs))
     assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex

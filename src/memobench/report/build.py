@@ -26,7 +26,13 @@ from memobench.report.html import TaskSection, render_page
 from memobench.report.oracle import oracle_table
 from memobench.report.runs import Run, load_runs, tasks_present
 from memobench.report.table import Table, to_csv, to_latex, to_markdown
-from memobench.report.tables import failure_table, main_table, task_table, wilson_table
+from memobench.report.tables import (
+    failure_table,
+    main_table,
+    task_table,
+    violation_table,
+    wilson_table,
+)
 
 
 @dataclass
@@ -44,7 +50,8 @@ def report_tables(runs: Sequence[Run]) -> list[Table]:
     oracle = oracle_table(runs)
     if oracle is not None:
         tables.append(oracle)
-    return [*tables, task_table(runs), failure_table(runs)]
+    violations = violation_table(runs)
+    return [*tables, task_table(runs), failure_table(runs), *([violations] if violations else [])]
 
 
 def find_videos(run: Run, task_id: str) -> tuple[Path | None, Path | None]:

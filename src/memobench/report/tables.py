@@ -7,7 +7,8 @@
 - :func:`task_table`: RoboMemArena-style per task: SR, CSR (mean per-episode share of
   required checkpoints), TSR (``stage_success_rate``), ``average_score_pct``, legacy
   ``goal_success_rate_pct``;
-- :func:`failure_table`: failure-taxonomy counts per task and condition.
+- :func:`failure_table`: failure-taxonomy counts per task and condition;
+- :func:`violation_table`: which commitments were broken, per task and condition.
 
 Every number comes from :func:`memobench.metrics.aggregate.summarize`.
 """
@@ -155,3 +156,28 @@ def failure_table(runs: Sequence[Run]) -> Table:
              "storage_failure, compression_failure, stale_update (the task's first update checkpoint) or "
              "late_stale (a later one); execution_failure when none was missed.")
     return Table("failures", "Failure taxonomy per task", header, rows, csv_header, csv_rows, notes=notes)
+
+
+def violation_table(runs: Sequence[Run]) -> Table | None:
+    """Episodes per broken commitment (the ledger's ``violation.name``, ``extra_pour`` included)
+    per task and condition, with the earliest and latest step; None when no episode broke one."""
+    oracle = _has_oracle(runs)
+    id_display, id_raw = condition_header(oracle)
+    rows, csv_rows = [], []
+    for run in runs:
+        display, raw = condition_cells(run, oracle)
+        steps: dict[tuple[str, str, str], list[int]] = {}
+        for r in run.records:
+            if r.violation is not None:
+                steps.setdefault((r.task_id, r.memory_type.value, r.violation.name), []).append(r.violation.step)
+        for (task_id, memory, name), at in sorted(steps.items()):
+            rows.append([task_id, memory, *display, name, str(len(at)), f"{min(at)}-{max(at)}"])
+            csv_rows.append([task_id, memory, *raw, name, len(at), min(at), max(at)])
+    if not rows:
+        return None
+    header = ["task", "memory", *id_display, "violation", "episodes", "steps"]
+    csv_header = ["task_id", "memory_type", *id_raw, "violation", "episodes", "first_step", "last_step"]
+    notes = ("Commitments broken (each ends its episode as over_execution): the task's violations "
+             "(`memobench tasks show`) and the extra-pour monitor; steps: the earliest and latest control "
+             "step at which one was broken.")
+    return Table("violations", "Violations per task", header, rows, csv_header, csv_rows, notes=notes)
