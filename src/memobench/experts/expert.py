@@ -18,7 +18,7 @@ Three variants run the same plans (:class:`Mode`):
   bottle is upright, search the top drawer first, take the first candidate in
   the row). It never concludes that a task is done unless the scene shows it.
 - ``slow``: full memory, at about half the expert's speed: it holds still
-  for :data:`SLOW_PAUSES` steps after each motion step (:meth:`Expert.act`).
+  for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
   The stand-in for a learned policy slower than the scripted expert.
 """
 
@@ -52,6 +52,11 @@ class Mode(StrEnum):
 # speed: the arm coasts on through a zero-delta step (T01 took 1.4x the expert's steps);
 # two take 1.9x.
 SLOW_PAUSES = 2
+# The slow expert pauses only after commands at least this large (position or rotation,
+# in action units): the transit between targets. Pausing in the fine approach, where the
+# servo's commands are small, left the hand stalled a few millimetres short of a grasp
+# (P02: the butter never grasped in 1,300 steps).
+SLOW_FROM = 0.3
 
 
 class Plan:
@@ -110,17 +115,23 @@ class Expert:
         """The action for this step.
 
         The slow expert holds still (its gripper command unchanged) for
-        :data:`SLOW_PAUSES` steps after each motion that is not a
-        :class:`~memobench.experts.control.Forceful` drag: the same closed-loop skills,
-        the same path, about half the speed. (Capping or scaling the commands instead
+        :data:`SLOW_PAUSES` steps after each fast motion (:meth:`_fast`: not a
+        :class:`~memobench.experts.control.Forceful` drag, a command of at least
+        :data:`SLOW_FROM`): the same closed-loop skills, the same path, about half the
+        speed. (Capping or scaling the commands instead
         changes the servo's dynamics: the hand stalled short of targets the skills were
         tuned for.)"""
         if self._rests:
             return self._rests.pop()
         action = self._act(scene)
-        if self.mode is Mode.SLOW and not isinstance(action, Forceful):
+        if self.mode is Mode.SLOW and self._fast(action):
             self._rests = [hold_action(float(action[6]))] * SLOW_PAUSES
         return np.asarray(action)
+
+    @staticmethod
+    def _fast(action: np.ndarray) -> bool:
+        """A free motion the slow expert pauses after: not a drag, and not the fine approach."""
+        return not isinstance(action, Forceful) and float(np.max(np.abs(action[:6]))) >= SLOW_FROM
 
     def _act(self, scene: Scene) -> np.ndarray:
         for _ in range(8):  # a few instant transitions (skills finishing at once) per step
