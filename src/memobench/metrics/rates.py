@@ -53,8 +53,25 @@ def nan_to_none(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
+class _Ratio:
+    """``value = k / n`` of a metric: ``n`` trials or averaged values, ``k`` their sum."""
+
+    k: float
+    n: int
+
+    @property
+    def defined(self) -> bool:
+        """True when there is at least one trial (or averaged value)."""
+        return self.n > 0
+
+    @property
+    def value(self) -> float:
+        """``k / n`` in [0, 1]; NaN when ``n == 0``."""
+        return self.k / self.n if self.n else math.nan
+
+
 @dataclass(frozen=True)
-class Rate:
+class Rate(_Ratio):
     """``k`` successes out of ``n`` trials (``0 <= k <= n``).
 
     Adding two rates pools them (sums ``k`` and ``n``), which is how per-task
@@ -66,16 +83,6 @@ class Rate:
 
     def __post_init__(self) -> None:
         _check_counts(self.k, self.n)
-
-    @property
-    def defined(self) -> bool:
-        """True when there is at least one trial."""
-        return self.n > 0
-
-    @property
-    def value(self) -> float:
-        """``k / n`` in [0, 1]; NaN when ``n == 0``."""
-        return self.k / self.n if self.n else math.nan
 
     @property
     def ci95(self) -> tuple[float, float]:
@@ -99,7 +106,7 @@ class Rate:
 
 
 @dataclass(frozen=True)
-class MeanScore:
+class MeanScore(_Ratio):
     """A macro mean over tasks of each task's mean per-episode score (CSR), with a 95% interval.
 
     ``value`` = (1/T) * sum over the T tasks of m_t, where m_t is the mean of
@@ -140,16 +147,6 @@ class MeanScore:
         if len(groups) == 1:
             return cls(math.fsum(groups[0]), len(groups[0]), "episodes", low, high)
         return cls(math.fsum(means), len(means), "tasks", low, high)
-
-    @property
-    def defined(self) -> bool:
-        """True when at least one value was averaged."""
-        return self.n > 0
-
-    @property
-    def value(self) -> float:
-        """``k / n`` in [0, 1]; NaN when ``n == 0``."""
-        return self.k / self.n if self.n else math.nan
 
     @property
     def ci95(self) -> tuple[float, float]:
