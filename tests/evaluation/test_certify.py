@@ -50,17 +50,20 @@ def cert(task_id="O01-cued-milk", memory_type="object", chance=0.5, expert=(20, 
     ((20, 20), (20, 20), (13, 20), (0, 20), 0.5, False),   # memoryless 65% > 60%
     ((20, 20), (20, 20), (0, 20), (20, 20), 0.5, False),   # reactive 100% (T01 before its commitment)
     ((20, 20), (20, 20), (2, 20), (2, 20), 0.0, True),     # chance 0, 10% allowed
-    ((0, 0), (0, 0), (0, 0), (0, 0), 0.5, False),          # nothing ran: never a pass
+    ((0, 0), (0, 0), (0, 0), (0, 0), 0.5, False),          # nothing ran: never a pass (pending)
 ])
 def test_rule(expert, slow, memoryless, reactive, chance, passed):
     c = cert(chance=chance, expert=expert, slow=slow, memoryless=memoryless, reactive=reactive)
     assert c.passed is passed
-    assert c.verdict.startswith("pass" if passed else "fail:")
+    assert c.verdict.startswith("pass" if passed else ("pending" if expert == (0, 0) else "fail:"))
 
 
-def test_a_policy_that_never_ran_fails_the_rule():
+def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
     c = Certificate("O", "object", 0.5, {"expert": Rate(20, 20)})
-    assert "expert-slow SR - < 90%" in c.verdict and "expert-reactive SR - > chance" in c.verdict
+    assert not c.passed and c.pending == ["expert-slow", "expert-memoryless", "expert-reactive"]
+    assert c.verdict == "pending: slow, memoryless, reactive not run yet"
+    failed = Certificate("O", "object", 0.5, {"expert": Rate(10, 20)})
+    assert failed.verdict == "fail: expert SR 50% < 95%"  # a failure seen is not hidden as pending
 
 
 def test_p_above_chance_is_the_binomial_tail():
@@ -154,6 +157,7 @@ def test_report_only_judges_the_records_there_without_running_an_episode(tmp_pat
     (c,) = run_certification([task], 2, Protocol(seed=7), tmp_path, run=False)
     assert (c.rate("expert").k, c.rate("expert").n) == (2, 2)
     assert not c.rate("expert-slow").defined and not c.passed  # the slow expert has not run yet
+    assert c.verdict.startswith("pending: slow")
     assert (tmp_path / "certification.json").exists()
 
 

@@ -87,12 +87,12 @@ def certify_command(
     for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
-        verdict = "[green]pass" if c.passed else "[red]FAIL"
+        verdict = "[green]pass" if c.passed else "[red]FAIL" if c.problems else "[yellow]pending"
         rates = [f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES]
         table.add_row(c.task_id, c.memory_type, *rates, f"{c.chance:.1%}", verdict)
     console.print(table)
     for c in certs:
-        if not c.passed:
+        if c.problems:
             console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
         for p in c.low_chance_baselines:
             console.print(f"[yellow]{c.task_id}[/]: {p} beats chance {c.chance:.1%} by more than luck explains "
