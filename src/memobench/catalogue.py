@@ -139,7 +139,7 @@ def render_stills(task: Task, out_dir: Path, *, size: int = STILL_SIZE) -> dict[
 
     from memobench.evaluation.episode import cue_targets, play_cue
     from memobench.evaluation.protocol import Protocol, plan_episode
-    from memobench.experts.plans.cues import finger_gap
+    from memobench.experts.plans.cues import GAP_CHANGE, finger_gap
     from memobench.sim.env import SimEnv
     from memobench.sim.world import WorldView
 
@@ -160,7 +160,7 @@ def render_stills(task: Task, out_dir: Path, *, size: int = STILL_SIZE) -> dict[
                 index = int(np.argmin(distances))
             else:  # a demonstration: the frame after the fingers first close on something
                 gaps = [finger_gap(s) for s in cue.states]
-                index = next((i + 1 for i in range(len(gaps) - 1) if gaps[i + 1] < gaps[i] - 0.005),
+                index = next((i + 1 for i in range(len(gaps) - 1) if gaps[i + 1] < gaps[i] - GAP_CHANGE),
                              len(gaps) // 2)
             frames["cue"] = cue.frames[min(index, len(cue.frames) - 1)]
     finally:

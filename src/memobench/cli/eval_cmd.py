@@ -58,16 +58,6 @@ def _load_policy(policy: str | None, adapter_spec: str | None, kwargs: dict[str,
         raise _fail(str(e)) from None
 
 
-def _check_chunk_length(adapter: Any, replan_steps: int) -> None:
-    """Refuse, before anything is written, a --replan-steps above the adapter's declared chunk."""
-    from memobench.policies.adapter import ChunkLengthError, check_replan_steps
-
-    try:
-        check_replan_steps(adapter, replan_steps)
-    except ChunkLengthError as e:
-        raise _fail(str(e)) from None
-
-
 def eval_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = DEFAULT_TASKS,
     policy: Annotated[str | None, typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server).")] = None,
@@ -100,6 +90,7 @@ def eval_command(
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.metrics.export import format_table
+    from memobench.policies.adapter import ChunkLengthError
     from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
@@ -108,7 +99,6 @@ def eval_command(
     except UnknownTaskError as e:
         raise _fail(str(e)) from None
     adapter, policy_block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
-    _check_chunk_length(adapter, replan_steps)
     if not (policy or adapter_spec):
         console.print(f"[dim]No policy given: evaluating the built-in '{DEFAULT_POLICY}' policy "
                       "(the scripted expert, camera-free). Bring yours with --adapter-spec.[/]")
@@ -128,9 +118,9 @@ def eval_command(
                          episode_timeout=episode_timeout, max_attempts=max_attempts)
     if ray_address and backend is not Backend.RAY:
         raise _fail("--ray-address needs --backend ray")
-    try:
+    try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
         result = evaluate(request, adapter)
-    except RunFolderError as e:
+    except (RunFolderError, ChunkLengthError) as e:
         raise _fail(str(e)) from None
     console.print(format_table(result.summary))
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""

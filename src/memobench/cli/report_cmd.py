@@ -9,13 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.eval_cmd import (
-    VideoMode,
-    _check_chunk_length,
-    _fail,
-    _load_policy,
-    _parse_kwargs,
-)
+from memobench.cli.eval_cmd import VideoMode, _fail, _load_policy, _parse_kwargs
 
 annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agreement.", no_args_is_help=True)
 
@@ -121,6 +115,7 @@ def sweep_command(
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.runner import RunRequest, evaluate
+    from memobench.policies.adapter import ChunkLengthError, check_replan_steps
     from memobench.report.build import build_report
     from memobench.report.sweep import ORACLE_LEVELS, REPORT_DIRNAME, parse_replan_steps, plan_sweep
     from memobench.spec import LanguageLevel
@@ -134,8 +129,11 @@ def sweep_command(
         raise _fail(str(e)) from None
     kwargs = _parse_kwargs(adapter_kwargs)
     adapter, block = _load_policy(policy, adapter_spec, kwargs)  # fails early on a bad spec
-    for interval in intervals:  # every interval before any run: not a traceback mid-sweep
-        _check_chunk_length(adapter, interval)
+    try:  # every interval before any run: not a traceback mid-sweep
+        for interval in intervals:
+            check_replan_steps(adapter, interval)
+    except ChunkLengthError as e:
+        raise _fail(str(e)) from None
     label = block.get("name") or Path(block["adapter_spec"].split(":")[0]).stem
     root = out_root or Path("runs") / f"sweep-{label}"
     points = plan_sweep(root, label, intervals, ORACLE_LEVELS if oracle else ())

@@ -118,9 +118,8 @@ class Expert:
         :data:`SLOW_PAUSES` steps after each fast motion (:meth:`_fast`: not a
         :class:`~memobench.experts.control.Forceful` drag, a command of at least
         :data:`SLOW_FROM`): the same closed-loop skills, the same path, about half the
-        speed. (Capping or scaling the commands instead
-        changes the servo's dynamics: the hand stalled short of targets the skills were
-        tuned for.)"""
+        speed. (Capping or scaling the commands instead changes the servo's dynamics: the
+        hand stalled short of targets the skills were tuned for.)"""
         if self._rests:
             return self._rests.pop()
         action = self._act(scene)
@@ -151,4 +150,3 @@ class Expert:
             self.plan.remember(self.skill, scene, self.memory)
             self.skill = None
         return hold_action(OPEN)
-
