@@ -65,6 +65,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "monitor_steps": None,
         "fail_on_extra_pour": True,
         "adapter_timeout": 300.0,
+        "end_when_finished": False,
     }
     assert m["policy"] == policy
     assert m["tasks"] == {t.id: t.spec_hash for t in tasks}
@@ -177,6 +178,18 @@ def test_resume_with_a_different_protocol_field_is_refused_naming_it(
         "this command gives 20. Use the run's original settings, or another --out-root."
     )
     assert (tmp_path / RUN_JSON).read_bytes() == before
+
+
+def test_a_run_from_before_a_protocol_field_existed_resumes_under_its_default(
+    tmp_path: Path, tasks: list[Task]
+) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    old = read_run_json(tmp_path)
+    del old["protocol"]["end_when_finished"]  # as written before the field was added
+    (tmp_path / RUN_JSON).write_text(json.dumps(old))
+    prepare_run_folder(tmp_path, manifest(tasks), resume=True)  # the default: accepted
+    with pytest.raises(RunFolderError, match="'end_when_finished': run.json has False, this command gives True"):
+        prepare_run_folder(tmp_path, manifest(tasks, Protocol(end_when_finished=True)), resume=True)
 
 
 def test_every_differing_field_is_named(tmp_path: Path, tasks: list[Task]) -> None:

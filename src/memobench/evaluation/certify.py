@@ -312,7 +312,10 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
         if run:
             if console:
                 console.print(f"[bold]{name}[/] ({trials} episodes per task)")
-            request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=protocol,
+            # A scripted baseline that has given up holds still until the horizon: its
+            # episodes end once the scene is still too (same outcome, a fraction of the time).
+            policy_protocol = protocol.model_copy(update={"end_when_finished": name in BLIND})
+            request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=policy_protocol,
                                  out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}},
                                  resume=True, workers=workers)
             evaluate(request, build_adapter(builtin_spec(name)), console=console)

@@ -45,6 +45,36 @@ if TYPE_CHECKING:
     from memobench.data.recorder import DemoRecorder
 
 
+POLICY_FINISHED = "policy_finished"  # end_reason: a finished policy in a still scene (Stillness)
+STILL_SPEED = 2e-4  # max |qvel| (m/s, rad/s) under which the scene counts as still
+STILL_STEPS = 20  # consecutive still steps, the tracker unchanged, before a finished policy's episode ends
+
+
+class Stillness:
+    """When an episode whose policy has finished can end early without changing its outcome.
+
+    A policy's ``finished()`` promises it will only hold still. Once the scene is
+    also still (:data:`STILL_SPEED`) for :data:`STILL_STEPS` steps in a row, with no
+    checkpoint, goal or violation changing meanwhile (latched and ``held`` predicates
+    included), nothing is left to change the record before the horizon: the episode
+    ends, unsuccessful, with end reason :data:`POLICY_FINISHED`. Never while the
+    required checkpoints are complete: the post-goal window then decides.
+    """
+
+    def __init__(self) -> None:
+        self.still_steps = 0
+        self._last: tuple | None = None
+
+    def settled(self, speed: float, tracker: CheckpointTracker) -> bool:
+        state = (tuple(tracker.completed_steps), tracker.violation)
+        if speed < STILL_SPEED and state == self._last and not tracker.required_done:
+            self.still_steps += 1
+        else:
+            self.still_steps = 0
+        self._last = state
+        return self.still_steps >= STILL_STEPS
+
+
 @dataclass
 class EpisodeOutcome:
     """The ledger record plus, when asked for, the frames for the episode's videos."""
@@ -242,9 +272,12 @@ class _Episode:
     def rollout(self) -> str:
         """Run the policy loop; returns the end reason."""
         queue: list[np.ndarray] = []
+        stillness = Stillness() if self.protocol.end_when_finished and self.guard.has_finished else None
+        finished = False
         for step in range(self.protocol.horizon_for(self.task)):
             if not queue:
                 queue = self.query(step)
+                finished = stillness is not None and self.guard.finished()
             start = time.perf_counter()
             action = queue.pop(0)
             if self.recorder is not None:
@@ -261,6 +294,8 @@ class _Episode:
                 return EXTRA_POUR if self.tracker.violation == EXTRA_POUR else "violation"
             if self.tracker.finished:
                 return "success"
+            if finished and stillness.settled(self.env.max_speed(), self.tracker):
+                return POLICY_FINISHED
         return "horizon"
 
     # -- the record -------------------------------------------------------------------

@@ -33,6 +33,9 @@ class Protocol(BaseModel):
     monitor_steps: int | None = Field(None, ge=0)  # post-goal window; None = each task's own
     fail_on_extra_pour: bool = True
     adapter_timeout: float = Field(300.0, ge=0)  # seconds per adapter call; 0 = no limit
+    # End an episode early, unsuccessful, once a policy that reports ``finished()`` holds a
+    # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
+    end_when_finished: bool = False
 
     def horizon_for(self, task: Task) -> int:
         return self.horizon if self.horizon is not None else task.spec.horizon

@@ -60,10 +60,16 @@ def run_manifest(protocol: Protocol, policy: dict[str, Any], tasks: list[Task],
     }
 
 
+def _protocol_default(key: str) -> Any:
+    field = Protocol.model_fields.get(key)
+    return None if field is None else field.get_default(call_default_factory=True)
+
+
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     diffs = []
     for key in sorted(set(old["protocol"]) | set(new["protocol"])):
-        a, b = old["protocol"].get(key), new["protocol"].get(key)
+        # A run written before a protocol field existed ran under that field's default.
+        a, b = (side["protocol"].get(key, _protocol_default(key)) for side in (old, new))
         if a != b:
             diffs.append(f"protocol field '{key}': run.json has {a!r}, this command gives {b!r}")
     for key in sorted(set(old["policy"]) | set(new["policy"])):

@@ -49,6 +49,7 @@ class ExpertPolicy:
 
     def reset(self) -> None:
         self._expert: Expert | None = None
+        self._finished = False  # the plan was done at the last query's step
         self._cue: list[np.ndarray] = []
         self._saved: list[Expert] = []
         self._last_step: int | None = None
@@ -85,7 +86,13 @@ class ExpertPolicy:
                 self._expert = self._saved[-1]
                 self._lookahead = self.chunk
         self._last_step = step
+        self._finished = self._expert.done
         return self._plan_chunk(model)
+
+    def finished(self) -> bool:
+        """True once the plan considered the task done by the last query's step: every
+        action from then on holds still (the harness may end the episode early)."""
+        return self._finished
 
     def _plan_chunk(self, model: ForwardModel) -> np.ndarray:
         expert = self._expert

@@ -163,6 +163,7 @@ class AdapterGuard:
         self.observe_images = bool(getattr(adapter, "observe_images", False))
         self.has_observe = callable(getattr(adapter, "observe", None))
         self.privileged = bool(getattr(adapter, "privileged", False))
+        self.has_finished = callable(getattr(adapter, "finished", None))
 
     def _call(self, what: str, fn: Callable, *args: Any) -> Any:
         if self._worker is None:
@@ -200,6 +201,11 @@ class AdapterGuard:
     def infer(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
         raw = self._call("infer_actions()", self.adapter.infer_actions, obs, prompt, resize_size)
         return validate_chunk(raw)
+
+    def finished(self) -> bool:
+        """The adapter's optional ``finished()``: True promises that every action it
+        returns from now on holds the robot still. False for adapters without it."""
+        return self.has_finished and bool(self._call("finished()", self.adapter.finished))
 
     def observe(self, obs: dict[str, Any]) -> None:
         if self.has_observe:

@@ -216,6 +216,10 @@ class SimEnv:
         return self.render(camera, size)
 
     # -- exact save/restore (cue phase) ---------------------------------------------
+    def max_speed(self) -> float:
+        """The largest joint or free-body speed in the scene (``max |qvel|``)."""
+        return float(np.max(np.abs(self.sim.data.qvel)))
+
     def snapshot(self) -> Snapshot:
         import mujoco
 
