@@ -218,7 +218,9 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
            "and over every invocation of the resumed run." if any(c.episode_seconds for c in certs) else ""),
         f"Per task, {episodes} episodes of the expert and of the slow expert (seeds {seed}..{seed + episodes - 1}) "
         f"and {blind} of each memoryless baseline (seeds {seed}..{seed + blind - 1}), replan interval "
-        f"{meta.get('replan_steps')}, camera-free, each task at its own horizon.",
+        f"{meta.get('replan_steps')}, camera-free, each task at its own horizon. A baseline's episode ends "
+        "early once its plan is done and the scene is still (`end_reason` `policy_finished`, docs/protocol.md): "
+        "it would hold still to the horizon with the same outcome.",
         "",
         f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
         f"expert (full memory, every motion at half speed) in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
