@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.evaluation.runner import RunRequest, evaluate
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 TASK = "T03-check-all-drawers"
 CAMERA_SIZE = 256

@@ -29,16 +29,16 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from memobench.cli import app
+from memobench.core.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.core.suite import Suite, Task
 from memobench.evaluation import runner
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, FailureClass
 from memobench.evaluation.run_folder import RunFolderError, replan_accounting
 from memobench.evaluation.runner import RunRequest, RunResult, evaluate
 from memobench.policies.adapter import ChunkLengthError
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite, Task
 
 pytestmark = pytest.mark.sim
 

@@ -9,10 +9,10 @@ import imageio.v3 as iio
 import pytest
 from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.runner import RunRequest, evaluate
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 pytestmark = [pytest.mark.sim,
               pytest.mark.skipif(ctypes.util.find_library("EGL") is None, reason="EGL not installed")]

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.runner import RunRequest, evaluate
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite
 
 pytestmark = pytest.mark.sim
 

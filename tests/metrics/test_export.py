@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
+from memobench.core.spec import MemoryOp, MemoryType
 from memobench.metrics import export
 from memobench.metrics.export import (
     EPISODE_COLUMNS,
@@ -23,7 +24,6 @@ from memobench.metrics.export import (
     format_table,
     write_summary,
 )
-from memobench.spec import MemoryOp, MemoryType
 
 S, U, C = MemoryOp.STORAGE, MemoryOp.UPDATE, MemoryOp.COMPRESSION
 

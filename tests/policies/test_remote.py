@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.runner import RunRequest, evaluate
 from memobench.policies.builtin import RandomPolicy
 from memobench.policies.remote import PolicyServer, RemotePolicy, RemotePolicyError
 from memobench.policies.wire import packb, unpackb
-from memobench.suite import Suite
 
 
 @pytest.mark.parametrize("value", [

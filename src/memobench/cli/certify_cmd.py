@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memobench.cli.eval_cmd import _fail
-from memobench.evaluation.certify import MEMORYLESS_EPISODES
+from memobench.report.certify import MEMORYLESS_EPISODES
 
 
 def certify_command(
@@ -39,7 +39,11 @@ def certify_command(
     """Run the expert, the slow expert and the memoryless and reactive baselines on the same seeds
     (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
     and each baseline <= chance + 10 points. Exits 1 if any task fails."""
-    from memobench.evaluation.certify import (
+    from memobench.core.suite import Suite, UnknownTaskError
+    from memobench.evaluation.protocol import Protocol
+    from memobench.evaluation.run_folder import RunFolderError
+    from memobench.experts.plans import plans
+    from memobench.report.certify import (
         BLIND,
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
@@ -51,10 +55,6 @@ def certify_command(
         memoryless_episode_count,
         run_certification,
     )
-    from memobench.evaluation.protocol import Protocol
-    from memobench.evaluation.run_folder import RunFolderError
-    from memobench.experts.plans import plans
-    from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
     try:

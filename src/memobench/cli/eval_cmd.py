@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from memobench.spec import LanguageLevel
+from memobench.core.spec import LanguageLevel
 
 DEFAULT_TASKS = "pilot"
 DEFAULT_POLICY = "expert"
@@ -86,12 +86,12 @@ def eval_command(
     max_attempts: Annotated[int, typer.Option(min=1, help="Executions of an episode whose worker dies or hangs (policy errors are never retried).")] = 3,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
+    from memobench.core.suite import Suite, UnknownTaskError
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.runner import RunRequest, evaluate
     from memobench.metrics.export import format_table
     from memobench.policies.adapter import ChunkLengthError
-    from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
     try:

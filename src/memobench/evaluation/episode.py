@@ -18,28 +18,28 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memobench import expr
-from memobench.bindings import binding_label, resolve_reference
-from memobench.evaluation.protocol import EpisodePlan, Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, Violation
-from memobench.experts.expert import Expert
-from memobench.experts.plans import plan_for
-from memobench.experts.scene import Scene
-from memobench.metrics.taxonomy import classify_failure
-from memobench.policies.adapter import AdapterError, AdapterGuard
-from memobench.seeding import episode_rng
-from memobench.sim.cue import CueRecording, run_cue
-from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.sim.render import resize_with_pad
-from memobench.sim.tracker import (
+from memobench.core import expr
+from memobench.core.bindings import binding_label, resolve_reference
+from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
+from memobench.core.seeding import episode_rng
+from memobench.core.suite import Task
+from memobench.core.taxonomy import classify_failure
+from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
     CountingMonitor,
     TrackedCheckpoint,
     TrackedViolation,
 )
+from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.experts.expert import Expert
+from memobench.experts.plans import plan_for
+from memobench.experts.scene import Scene
+from memobench.policies.adapter import AdapterError, AdapterGuard
+from memobench.sim.cue import CueRecording, run_cue
+from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.render import resize_with_pad
 from memobench.sim.world import WorldView
-from memobench.suite import Task
 
 if TYPE_CHECKING:
     from memobench.data.recorder import DemoRecorder

@@ -34,10 +34,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from memobench.core.records import EpisodeRecord
+from memobench.core.suite import Task
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
-from memobench.evaluation.records import EpisodeRecord
 from memobench.evaluation.run_folder import (
     prepare_run_folder,
     run_manifest,
@@ -47,7 +48,6 @@ from memobench.evaluation.video import save_episode_videos, wants_video
 from memobench.metrics.export import write_summary
 from memobench.policies.adapter import AdapterGuard, check_replan_steps
 from memobench.policies.loader import policy_factory
-from memobench.suite import Task
 
 
 @dataclass

@@ -21,7 +21,6 @@ from memobench.metrics.export import (
     write_summary,
 )
 from memobench.metrics.rates import MeanScore, Rate, wilson_interval
-from memobench.metrics.taxonomy import classify_failure, failure_counts, record_failure_class
 
 __all__ = [
     "EPISODE_COLUMNS",
@@ -31,13 +30,10 @@ __all__ = [
     "MeanScore",
     "Rate",
     "checkpoint_steps",
-    "classify_failure",
-    "failure_counts",
     "format_table",
     "group_by_memory_type",
     "group_by_task",
     "macro_average",
-    "record_failure_class",
     "summarize",
     "wilson_interval",
     "write_summary",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, FailureClass
+from memobench.core.records import CheckpointResult, EpisodeRecord, FailureClass
 from memobench.metrics.aggregate import METRICS, summarize
 
 if TYPE_CHECKING:

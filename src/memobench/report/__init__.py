@@ -4,7 +4,7 @@ Modules, one job each:
 
 - :mod:`~memobench.report.runs` - load run folders, group them into conditions
   (policy, replan interval, oracle level);
-- :mod:`~memobench.report.tables` - the table data (main, Wilson, per task,
+- :mod:`~memobench.report.result_tables` - the table data (main, Wilson, per task,
   failures) and :mod:`~memobench.report.render` - Markdown / CSV / LaTeX / HTML;
 - :mod:`~memobench.report.oracle` - oracle-vs-standard pairing and the gap closed;
 - :mod:`~memobench.report.figures` - matplotlib figures (imported lazily);
@@ -13,7 +13,7 @@ Modules, one job each:
 - :mod:`~memobench.report.compare` - paired comparison of two runs;
 - :mod:`~memobench.report.sweep` - the replan / oracle sweep plan;
 - :mod:`~memobench.report.annotations` - blind relabelling sheets and Fleiss' kappa;
-- :mod:`~memobench.report.synthetic` - synthetic run folders for tests and benchmarks.
+- :mod:`~tests.report.synthetic_runs` - synthetic run folders for tests and benchmarks.
 
 Importing this package does not import matplotlib.
 """

@@ -7,7 +7,11 @@ import json
 
 import pytest
 
-from memobench.evaluation.certify import (
+from memobench.core.records import CheckpointResult, EpisodeRecord, EpisodeStatus
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.suite import Suite
+from memobench.metrics.rates import Rate
+from memobench.report.certify import (
     NOTES_MARKER,
     Certificate,
     certificates,
@@ -15,10 +19,6 @@ from memobench.evaluation.certify import (
     keep_hand_notes,
     write_certificates,
 )
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus
-from memobench.metrics.rates import Rate
-from memobench.spec import MemoryOp, MemoryType
-from memobench.suite import Suite
 
 
 def record(task_id: str, episode: int, success: bool, status: str = "ok",
@@ -113,9 +113,9 @@ def test_memoryless_baselines_are_judged_on_their_own_episode_count():
 def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkeypatch):
     """The four run requests: same seeds and protocol, the baselines' longer (never shorter)."""
     from memobench.evaluation import runner
-    from memobench.evaluation.certify import MEMORYLESS_EPISODES, run_certification
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
     from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import MEMORYLESS_EPISODES, run_certification
 
     task = Suite.load().get("O01-cued-milk")
     asked = {}
@@ -141,9 +141,9 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
 
 def test_report_only_judges_the_records_there_without_running_an_episode(tmp_path, monkeypatch):
     from memobench.evaluation import runner
-    from memobench.evaluation.certify import run_certification
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
     from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import run_certification
 
     def no_evaluate(*args, **kwargs):
         raise AssertionError("report-only ran an episode")

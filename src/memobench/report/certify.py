@@ -34,10 +34,10 @@ from typing import Any
 
 from rich.console import Console
 
+from memobench.core.records import EpisodeRecord
+from memobench.core.suite import Task
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord
 from memobench.metrics.rates import Rate
-from memobench.suite import Task
 
 EXPERT_MIN_SR = 0.95
 SLOW_MIN_SR = 0.90

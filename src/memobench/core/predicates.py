@@ -29,7 +29,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Protocol
 
-from memobench.expr import (
+from memobench.core.expr import (
     And,
     Call,
     Compare,
