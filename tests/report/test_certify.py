@@ -120,13 +120,14 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
     task = Suite.load().get("O01-cued-milk")
     asked = {}
 
-    def fake_evaluate(request, adapter, console=None):
+    def fake_evaluate(request, adapter, events=None):
         name = request.policy["name"]
         asked[name] = request.num_trials_per_task
         request.out_root.mkdir(parents=True, exist_ok=True)
         with Ledger(request.out_root / LEDGER_FILENAME) as ledger:
             for e in range(request.num_trials_per_task):
                 ledger.append(record(task.id, e, name in ("expert", "expert-slow") or e % 4 == 0))
+            return runner.RunResult(out_root=request.out_root, records=ledger.records())
 
     monkeypatch.setattr(runner, "evaluate", fake_evaluate)
     (c,) = run_certification([task], 3, Protocol(seed=7), tmp_path / "a")

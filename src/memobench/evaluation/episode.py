@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 import traceback
+import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -41,8 +42,17 @@ from memobench.sim.env import NOOP_ACTION, SimEnv
 from memobench.sim.render import resize_with_pad
 from memobench.sim.world import WorldView
 
-if TYPE_CHECKING:
-    from memobench.data.recorder import DemoRecorder
+
+class StepRecorder(typing.Protocol):
+    """What an episode tells a recorder (demonstration collection's
+    ``memobench.data.recorder.DemoRecorder``; data sits above evaluation)."""
+
+    def begin(self, cue: CueRecording) -> None:
+        """Called once with the episode's cue (empty for a task without one), after the cue and
+        the stabilisation steps, before the first executed action."""
+
+    def add(self, env: SimEnv, action: np.ndarray) -> None:
+        """``action`` is about to be executed from the state ``env`` holds."""
 
 
 @dataclass
@@ -132,7 +142,7 @@ class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
     def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None,
+                 protocol: Protocol, capture_video: bool, recorder: StepRecorder | None = None,
                  video_every: int = 0):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
         self.video_every = video_every
@@ -295,7 +305,7 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
 
 def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
                 protocol: Protocol, *, capture_video: bool = False,
-                recorder: DemoRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
+                recorder: StepRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
     """Run one episode to its end and describe it; never raises for policy or simulator failures.
 
     Videos (``capture_video``) hold the frames the policy was shown at its

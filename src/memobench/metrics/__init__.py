@@ -2,7 +2,7 @@
 
 Per episode -> per task -> per memory type -> macro average, with a 95% interval
 on every value (Wilson for the pooled rates, a normal approximation for CSR's
-means of per-episode scores), plus the derived result files and the CLI table.
+means of per-episode scores), plus the derived result files.
 """
 
 from memobench.metrics.aggregate import (
@@ -17,7 +17,6 @@ from memobench.metrics.export import (
     EPISODE_COLUMNS,
     TASK_COLUMNS,
     checkpoint_steps,
-    format_table,
     write_summary,
 )
 from memobench.metrics.rates import MeanScore, Rate, wilson_interval
@@ -30,7 +29,6 @@ __all__ = [
     "MeanScore",
     "Rate",
     "checkpoint_steps",
-    "format_table",
     "group_by_memory_type",
     "group_by_task",
     "macro_average",
