@@ -11,8 +11,9 @@ other either. Two checks:
   functions (imported lazily, so the run-time check cannot see them) and under
   ``TYPE_CHECKING``, points down or into the package itself.
 
-And the light entry points (``import memobench``, ``memobench.core``, ``memobench
-tasks list``) import no simulator and no torch. Nothing here builds an environment.
+Also: only ``cli`` imports Rich (library code reports through events), and the light
+entry points (``import memobench``, ``memobench.core``, ``memobench tasks list``)
+import no simulator and no torch. Nothing here builds an environment.
 """
 
 from __future__ import annotations
@@ -133,3 +134,17 @@ def test_light_entry_points_import_no_simulator_and_no_torch() -> None:
     for stage in ("root", "core", "cli"):
         heavy = sorted(m for m in loaded[stage] if m.split(".")[0] in HEAVY)
         assert heavy == [], f"{stage}: {heavy}"
+
+
+def test_only_the_cli_draws() -> None:
+    """Library code reports through events and return values; Rich is the CLI's alone."""
+    offenders = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        if path.relative_to(PACKAGE_ROOT).parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            offenders += [f"{path.relative_to(PACKAGE_ROOT)}:{node.lineno} imports {n}"
+                          for n in names if n.split(".")[0] == "rich"]
+    assert offenders == []

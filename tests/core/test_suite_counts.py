@@ -1,4 +1,4 @@
-"""Suite statistics on tiny inline tasks and on the packaged pilots. No simulator."""
+"""Suite counts on tiny inline tasks and on the packaged pilots. No simulator."""
 
 from __future__ import annotations
 

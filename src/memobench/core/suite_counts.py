@@ -1,4 +1,4 @@
-"""Suite statistics: tasks, checkpoint templates per memory op, object and fixture classes.
+"""Suite counts: tasks, checkpoint templates per memory op, object and fixture classes.
 
 Pure computation over loaded :class:`~memobench.core.suite.Task` objects (no
 simulator). ``memobench tasks stats`` prints these; the paper's suite table
