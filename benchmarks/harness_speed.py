@@ -22,18 +22,18 @@ memory:  peak RSS of a worker (one process running the episodes), and its
 from __future__ import annotations
 
 import argparse
-import io
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_events import RunEvents
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 TASK = "T03-check-all-drawers"
 CAMERA_SIZE = 256
@@ -51,7 +51,7 @@ def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers
                              protocol=Protocol(horizon=horizon, adapter_timeout=0),
                              policy={"name": policy, "adapter_kwargs": {}}, workers=workers)
         start = time.perf_counter()
-        evaluate(request, adapter or NoopPolicy(), console=Console(file=io.StringIO()))
+        evaluate(request, adapter or NoopPolicy())
         return time.perf_counter() - start
 
 
@@ -122,7 +122,7 @@ def run_harness_pool(task, episodes: int, horizon: int, workers: int) -> float:
                              policy={"name": "noop", "adapter_kwargs": {}}, workers=workers,
                              episode_timeout=3600)  # a timeout puts even 1 worker in its own process
         start = time.perf_counter()
-        evaluate(request, NoopPolicy(), console=Console(file=io.StringIO()))
+        evaluate(request, NoopPolicy())
         return time.perf_counter() - start
 
 
@@ -143,11 +143,11 @@ def memory(args) -> None:
                              policy={"name": "expert", "adapter_kwargs": {}})
         from memobench.policies.loader import build_adapter, builtin_spec
 
-        def sample(record) -> None:
-            samples[len(samples) + 1] = rss_mb()
+        class Sampler(RunEvents):
+            def episode_finished(self, record) -> None:
+                samples[len(samples) + 1] = rss_mb()
 
-        evaluate(request, build_adapter(builtin_spec("expert")), console=Console(file=io.StringIO()),
-                 on_record=sample)
+        evaluate(request, build_adapter(builtin_spec("expert")), Sampler())
     last = max(samples)
     growth = (samples[last] - samples[10]) / samples[10]
     print(f"{task.id}, expert policy (its forward model included), {last} episodes x {args.horizon} steps")

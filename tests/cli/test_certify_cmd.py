@@ -1,6 +1,6 @@
 """``memobench certify``: argument errors are reported before any episode runs; the Markdown it writes.
 
-(The verdict logic is tested in tests/evaluation/test_certify.py; a full
+(The verdict logic is tested in tests/report/test_certify.py; a full
 certification is a long run reported in issue notes, not a test.)
 """
 
@@ -28,10 +28,10 @@ def test_help_states_the_rule():
 
 
 def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypatch):
-    from memobench.evaluation import certify
     from memobench.metrics.rates import Rate
+    from memobench.report import certify
 
-    def fake_run(tasks, episodes, protocol, out_root, console=None, workers=1, memoryless_episodes=None,
+    def fake_run(tasks, episodes, protocol, out_root, events=None, workers=1, memoryless_episodes=None,
                  run=True):
         rates = {"expert": Rate(episodes, episodes), "expert-slow": Rate(episodes, episodes),
                  "expert-memoryless": Rate(19, 100), "expert-reactive": Rate(0, 100)}

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memobench.cli import app
-from memobench.spec import TaskSpec
-from memobench.stats import COUNT_KEYS
-from memobench.suite import TASKS_ROOT, Suite
+from memobench.core.spec import TaskSpec
+from memobench.core.suite import TASKS_ROOT, Suite
+from memobench.core.suite_counts import COUNT_KEYS
 
 PILOTS = [
     "T03-check-all-drawers",
@@ -239,7 +239,7 @@ def test_validate_reports_every_broken_task(tmp_path: Path) -> None:
     break_file(a / "task.yaml", "pour_count(", "pour_cnt(")
     break_file(b / "task.bddl", "{{drawer.region}}", "{{drawr.region}}")
     # Duplicate category lines: reported with the file even though load_task lets
-    # BddlDeclarationError escape (see tests/test_suite.py).
+    # BddlDeclarationError escape (see tests/core/test_suite.py).
     break_file(c / "task.bddl", "milk_1 milk_2 - milk", "milk_1 - milk\n    milk_2 - milk")
     (d / "task.yaml").write_bytes(b"id: P04\xff\n")
     result = run("validate", str(tmp_path))

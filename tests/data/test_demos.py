@@ -66,9 +66,9 @@ def test_static_checks_name_the_problem(change, message):
 
 @pytest.mark.sim
 def test_collected_demos_replay_exactly_and_a_changed_action_is_caught(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import collect_task
     from memobench.data.validate import validate_dir
-    from memobench.suite import Suite
 
     task = Suite.load().get("O01-cued-milk")
     result = collect_task(task, 1, tmp_path)
@@ -104,6 +104,7 @@ def test_validate_command_reports_a_missing_folder_and_an_empty_one(tmp_path):
 @pytest.mark.render
 @pytest.mark.skipif(__import__("ctypes.util").util.find_library("EGL") is None, reason="EGL not installed")
 def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import DEMO_SEED_BASE, collect_task
     from memobench.data.recorder import DemoRecorder
     from memobench.data.render import render_task_file
@@ -112,7 +113,6 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     from memobench.policies.adapter import AdapterGuard
     from memobench.policies.loader import build_adapter, builtin_spec
     from memobench.sim.env import SimEnv
-    from memobench.suite import Suite
 
     task = Suite.load().get("O01-cued-milk")
     result = collect_task(task, 2, tmp_path)  # camera-free
@@ -139,8 +139,8 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
 
 @pytest.mark.sim
 def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import CollectionConflict, collect_task
-    from memobench.suite import Suite
 
     task = Suite.load().get("T01-check-top-drawer")
     resumed, straight = tmp_path / "resumed", tmp_path / "straight"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from memobench.core.suite import Suite
 from memobench.evaluation.episode import (
     POLICY_FINISHED,
     STILL_SPEED,
@@ -16,7 +17,6 @@ from memobench.evaluation.episode import (
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 
 @dataclass

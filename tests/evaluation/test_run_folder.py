@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memobench import __version__
+from memobench.core.suite import Suite, Task
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_folder import (
@@ -19,7 +20,6 @@ from memobench.evaluation.run_folder import (
     prepare_run_folder,
     run_manifest,
 )
-from memobench.suite import Suite, Task
 
 POLICY = {"name": "random", "adapter_kwargs": {}}
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes.util
 import hashlib
-import io
 import json
 import os
 import signal
@@ -25,20 +24,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 from memobench.cli import app
+from memobench.core.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.core.suite import Suite, Task
 from memobench.evaluation import runner
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.evaluation.run_events import RunEvents
 from memobench.evaluation.run_folder import RunFolderError, replan_accounting
-from memobench.evaluation.runner import RunRequest, RunResult, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import RunResult, evaluate
+from memobench.metrics.export import write_summary
 from memobench.policies.adapter import ChunkLengthError
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite, Task
 
 pytestmark = pytest.mark.sim
 
@@ -79,7 +80,8 @@ Run = Callable[..., RunResult]
 
 @pytest.fixture
 def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """``run(out, adapter, episodes=.., resume=.., policy=.., console=.., **protocol)``, in-process."""
+    """``run(out, adapter, episodes=.., resume=.., policy=.., events=.., **protocol)``, in-process,
+    then the summary files as the CLI writes them."""
     monkeypatch.setattr(runner, "EnvCache", lambda: shared_envs)
 
     def _run(
@@ -89,7 +91,7 @@ def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -
         episodes: int = 2,
         resume: bool = False,
         policy: dict[str, Any] | None = None,
-        console: Console | None = None,
+        events: RunEvents | None = None,
         **protocol: Any,
     ) -> RunResult:
         protocol.setdefault("horizon", 20)
@@ -101,7 +103,9 @@ def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -
             policy=policy or {"name": "test"},
             resume=resume,
         )
-        return evaluate(request, adapter, console=console or Console(file=io.StringIO()))
+        result = evaluate(request, adapter, events)
+        write_summary(result.records, out)
+        return result
 
     return _run
 
@@ -402,7 +406,7 @@ def test_replan_steps_above_the_declared_chunk_is_refused_before_anything(
     request = RunRequest(tasks=Suite.load().select(TASK_ID), num_trials_per_task=1,
                          protocol=Protocol(replan_steps=5, horizon=20), out_root=out, policy={"name": "test"})
     with pytest.raises(ChunkLengthError, match="--replan-steps 5 is longer than the policy's action chunk"):
-        evaluate(request, Declared(3), console=Console(file=io.StringIO()))
+        evaluate(request, Declared(3))
     assert not out.exists() and built == []
 
 
@@ -624,18 +628,18 @@ def test_torn_last_line_is_dropped_and_its_episode_rerun(run: Run, tmp_path: Pat
     # As if the process was killed in the middle of writing episode 2's line.
     (out / LEDGER_FILENAME).write_bytes(b"".join(lines[:2]) + lines[2][: len(lines[2]) // 2])
 
-    log = io.StringIO()
-    result = run(
-        out,
-        noop(),
-        episodes=3,
-        resume=True,
-        policy=NOOP_POLICY,
-        console=Console(file=log, width=300),
-    )
+    class Warnings(RunEvents):
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def ledger_warning(self, message: str) -> None:
+            self.seen.append(message)
+
+    warnings = Warnings()
+    result = run(out, noop(), episodes=3, resume=True, policy=NOOP_POLICY, events=warnings)
     assert [r.episode for r in result.ran] == [2]
     assert result.skipped == 2
-    assert "truncated a torn last line" in log.getvalue()
+    assert any("truncated a torn last line" in w for w in warnings.seen), warnings.seen
     repaired = ledger_lines(out)
     assert len(repaired) == 3 and repaired[2].endswith(b"\n")
     assert repaired[:2] == lines[:2]

@@ -7,17 +7,16 @@ on a fresh worker and the ledger says so.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite
 
 pytestmark = pytest.mark.sim
 
@@ -39,7 +38,7 @@ def run(out: Path, tasks, policy: dict, episodes: int = 3, **execution) -> None:
     request = RunRequest(tasks=tasks, num_trials_per_task=episodes, protocol=Protocol(horizon=40, adapter_timeout=0),
                          out_root=out, policy=policy, **execution)
     spec = policy.get("adapter_spec") or builtin_spec(policy["name"])
-    evaluate(request, build_adapter(spec, policy.get("adapter_kwargs") or {}), console=Console(file=io.StringIO()))
+    evaluate(request, build_adapter(spec, policy.get("adapter_kwargs") or {}))
 
 
 @pytest.fixture(scope="module")

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import io
 import socket
 
 import numpy as np
 import pytest
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.builtin import RandomPolicy
 from memobench.policies.remote import PolicyServer, RemotePolicy, RemotePolicyError
 from memobench.policies.wire import packb, unpackb
-from memobench.suite import Suite
 
 
 @pytest.mark.parametrize("value", [
@@ -96,7 +95,7 @@ def run(out, adapter, policy_name, horizon=20):
     task = Suite.load().get("T03-check-all-drawers")
     request = RunRequest(tasks=[task], num_trials_per_task=2, protocol=Protocol(horizon=horizon, adapter_timeout=0),
                          out_root=out, policy={"name": policy_name, "adapter_kwargs": {}})
-    evaluate(request, adapter, console=Console(file=io.StringIO()))
+    evaluate(request, adapter)
     records = read_ledger(out / LEDGER_FILENAME)
     return [r.model_dump(mode="json", exclude={"timings"}) for r in records]
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from memobench.report.synthetic import record, write_run
+from tests.report.synthetic_runs import record, write_run
 
 
 def expert_records():

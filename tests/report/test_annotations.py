@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from memobench.core.suite import Suite
 from memobench.report.annotations import (
     CATEGORIES,
     SheetError,
@@ -15,7 +16,6 @@ from memobench.report.annotations import (
     read_key,
     read_sheet,
 )
-from memobench.suite import Suite
 
 # Fleiss (1971) as worked on Wikipedia ("Fleiss' kappa"): 10 items, 14 raters, 5 categories;
 # P-bar = 0.378, P-bar-e = 0.213, kappa = 0.210.

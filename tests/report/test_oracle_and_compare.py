@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.report.synthetic_runs import record
 
 from memobench.report.compare import compare_records, comparison_table
 from memobench.report.oracle import gap_closed, oracle_pairs, oracle_rows, oracle_table
 from memobench.report.runs import load_runs
-from memobench.report.synthetic import record
 
 
 def test_gap_closed_formula():
@@ -41,7 +41,7 @@ def test_oracle_pairs_on_shared_seeds_only(run_folders):
 
 
 def test_macro_gap_closed_is_the_mean_of_the_per_type_gaps(tmp_path):
-    from memobench.report.synthetic import write_run
+    from tests.report.synthetic_runs import write_run
 
     # One-checkpoint tasks (S), so SR = MSR = share of episodes completing the storage checkpoint.
     # temporal T01-z, 4 seeds: standard 0 of 4 done, oracle 2 of 4 -> gap (0.5 - 0) / (1 - 0) = 0.5

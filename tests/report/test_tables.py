@@ -12,9 +12,9 @@ import io
 
 import pytest
 
+from memobench.report.result_tables import failure_table, main_table, task_table, wilson_table
 from memobench.report.runs import Condition, ReportError, load_runs
-from memobench.report.table import to_csv, to_latex, to_markdown
-from memobench.report.tables import failure_table, main_table, task_table, wilson_table
+from memobench.report.table_formats import to_csv, to_latex, to_markdown
 
 
 @pytest.fixture
@@ -91,9 +91,10 @@ def test_failure_table_counts(runs):
 
 
 def test_failure_table_and_figure_list_every_class(tmp_path):
-    from memobench.evaluation.records import FailureClass
+    from tests.report.synthetic_runs import record, write_run
+
+    from memobench.core.records import FailureClass
     from memobench.report import figures
-    from memobench.report.synthetic import record, write_run
 
     # P01-y (S, C): ep0 storage done, compression missed; ep1 all done but an extra pour; ep2 success.
     # T02-y (S, C, U): ep0 S and C done, U missed (the first update: stale_update).
@@ -115,8 +116,9 @@ def test_failure_table_and_figure_list_every_class(tmp_path):
 
 
 def test_violation_table_counts_each_broken_commitment(tmp_path):
-    from memobench.report.synthetic import record, write_run
-    from memobench.report.tables import violation_table
+    from tests.report.synthetic_runs import record, write_run
+
+    from memobench.report.result_tables import violation_table
 
     # T09-y: two extra pours (at steps 79 and 59), one violation (step 99), one success.
     folder = write_run(tmp_path / "run", [
@@ -141,7 +143,7 @@ def test_latex_is_booktabs_with_groups_and_escapes(runs):
 
 
 def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
-    from memobench.report.synthetic import write_run
+    from tests.report.synthetic_runs import write_run
 
     a = write_run(tmp_path / "a", records["expert"][:4], "expert", 5)
     b = write_run(tmp_path / "b", records["expert"][4:], "expert", 5)

@@ -12,7 +12,15 @@ from rich.console import Console
 from rich.table import Table
 
 from memobench.cli.eval_cmd import _fail
-from memobench.evaluation.certify import MEMORYLESS_EPISODES
+from memobench.cli.progress import RunProgress
+from memobench.report.certify import MEMORYLESS_EPISODES, CertificationEvents
+
+
+class CertificationProgress(RunProgress, CertificationEvents):
+    """Each policy's heading, then its run's progress bar."""
+
+    def policy_started(self, policy: str, episodes_per_task: int) -> None:
+        self.console.print(f"[bold]{policy}[/] ({episodes_per_task} episodes per task)")
 
 
 def certify_command(
@@ -39,7 +47,11 @@ def certify_command(
     """Run the expert, the slow expert and the memoryless and reactive baselines on the same seeds
     (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
     and each baseline <= chance + 10 points. Exits 1 if any task fails."""
-    from memobench.evaluation.certify import (
+    from memobench.core.suite import Suite, UnknownTaskError
+    from memobench.evaluation.protocol import Protocol
+    from memobench.evaluation.run_folder import RunFolderError
+    from memobench.experts.plans import plans
+    from memobench.report.certify import (
         BLIND,
         EXPERT_MIN_SR,
         MEMORYLESS_MARGIN,
@@ -51,10 +63,6 @@ def certify_command(
         memoryless_episode_count,
         run_certification,
     )
-    from memobench.evaluation.protocol import Protocol
-    from memobench.evaluation.run_folder import RunFolderError
-    from memobench.experts.plans import plans
-    from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
     try:
@@ -67,9 +75,10 @@ def certify_command(
     blind = memoryless_episode_count(episodes, memoryless_episodes)
     start = time.perf_counter()
     try:
-        certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
-                                  out_root, console, workers=workers, memoryless_episodes=blind,
-                                  run=not report_only)
+        with CertificationProgress(console) as progress:
+            certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
+                                      out_root, progress, workers=workers, memoryless_episodes=blind,
+                                      run=not report_only)
     except RunFolderError as e:
         raise _fail(str(e)) from None
     wall_time = time.perf_counter() - start

@@ -31,7 +31,7 @@ TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, famili
 
 
 def _select(tasks: str):
-    from memobench.suite import Suite, UnknownTaskError
+    from memobench.core.suite import Suite, UnknownTaskError
 
     try:
         return Suite.load().select(tasks)
@@ -66,8 +66,8 @@ def _orphaned() -> bool:
 
 def _collect_one(task_id: str, episodes: int, out: Path, seed_base: int) -> object:
     """Worker entry point: collect one task, reporting (task, kept, attempts) on the progress queue."""
+    from memobench.core.suite import Suite
     from memobench.data.collect import collect_task
-    from memobench.suite import Suite
 
     def on_attempt(kept: int, attempts: int) -> None:
         _worker["updates"].put((task_id, kept, attempts))

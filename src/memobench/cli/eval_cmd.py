@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from memobench.spec import LanguageLevel
+from memobench.core.spec import LanguageLevel
 
 DEFAULT_TASKS = "pilot"
 DEFAULT_POLICY = "expert"
@@ -86,12 +86,15 @@ def eval_command(
     max_attempts: Annotated[int, typer.Option(min=1, help="Executions of an episode whose worker dies or hangs (policy errors are never retried).")] = 3,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
+    from memobench.cli.progress import RunProgress
+    from memobench.cli.summary_table import summary_table
+    from memobench.core.suite import Suite, UnknownTaskError
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
-    from memobench.evaluation.runner import RunRequest, evaluate
-    from memobench.metrics.export import format_table
+    from memobench.evaluation.run_request import RunRequest
+    from memobench.evaluation.runner import evaluate
+    from memobench.metrics.export import write_summary
     from memobench.policies.adapter import ChunkLengthError
-    from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
     try:
@@ -119,10 +122,11 @@ def eval_command(
     if ray_address and backend is not Backend.RAY:
         raise _fail("--ray-address needs --backend ray")
     try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
-        result = evaluate(request, adapter)
+        with RunProgress() as progress:
+            result = evaluate(request, adapter, progress)
     except (RunFolderError, ChunkLengthError) as e:
         raise _fail(str(e)) from None
-    console.print(format_table(result.summary))
+    console.print(summary_table(write_summary(result.records, out_root)))
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
     console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] "
                   "(ledger.jsonl, summary.json, task_summary.csv, episodes.csv)")

@@ -24,9 +24,9 @@ def report_command(
     from rich.table import Table as RichTable
 
     from memobench.report.build import build_report
+    from memobench.report.result_tables import MAIN_METRICS
     from memobench.report.runs import ReportError
-    from memobench.report.table import pct
-    from memobench.report.tables import MAIN_METRICS
+    from memobench.report.table_formats import pct
 
     console = Console()
     try:
@@ -63,7 +63,7 @@ def compare_command(
 
     from memobench.report.compare import compare_records, comparison_table, comparisons_json
     from memobench.report.runs import ReportError, read_run_folder
-    from memobench.report.table import to_csv, to_markdown
+    from memobench.report.table_formats import to_csv, to_markdown
 
     try:
         cond_a, _, records_a = read_run_folder(run_a)
@@ -112,14 +112,17 @@ def sweep_command(
     report: Annotated[bool, typer.Option(help="Write the report to <out-root>/report at the end.")] = True,
 ) -> None:
     """Evaluate one policy at several replan intervals (and oracle levels), resumably, then report."""
+    from memobench.cli.progress import RunProgress
+    from memobench.core.spec import LanguageLevel
+    from memobench.core.suite import Suite, UnknownTaskError
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
-    from memobench.evaluation.runner import RunRequest, evaluate
+    from memobench.evaluation.run_request import RunRequest
+    from memobench.evaluation.runner import evaluate
+    from memobench.metrics.export import write_summary
     from memobench.policies.adapter import ChunkLengthError, check_replan_steps
     from memobench.report.build import build_report
     from memobench.report.sweep import ORACLE_LEVELS, REPORT_DIRNAME, parse_replan_steps, plan_sweep
-    from memobench.spec import LanguageLevel
-    from memobench.suite import Suite, UnknownTaskError
 
     console = Console()
     try:
@@ -149,9 +152,11 @@ def sweep_command(
         console.print(f"[bold]run {i + 1}/{len(points)}[/]: k={point.replan_steps}"
                       f"{' oracle=' + point.memory_oracle if point.memory_oracle else ''} -> {point.out_root}")
         try:
-            result = evaluate(request, adapter)
+            with RunProgress() as progress:
+                result = evaluate(request, adapter, progress)
         except RunFolderError as e:
             raise _fail(str(e)) from None
+        write_summary(result.records, point.out_root)
         skipped = f", {result.skipped} already in the ledger" if result.skipped else ""
         console.print(f"  ran {len(result.ran)} episodes{skipped}")
     if report:
@@ -167,8 +172,8 @@ def annotations_export_command(
     seed: Annotated[int, typer.Option(help="Seed of the row shuffle.")] = 0,
 ) -> None:
     """Write a blind relabelling sheet: every checkpoint's texts, shuffled, op label hidden."""
+    from memobench.core.suite import Suite, UnknownTaskError
     from memobench.report.annotations import export_sheet
-    from memobench.suite import Suite, UnknownTaskError
 
     try:
         selected = Suite.load().select(tasks)

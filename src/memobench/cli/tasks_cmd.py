@@ -21,11 +21,11 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from memobench.bddl_names import BddlDeclarationError
-from memobench.bindings import binding_label
-from memobench.spec import MemoryOp, TaskSpec, violation_window
-from memobench.stats import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
-from memobench.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.core.bddl_names import BddlDeclarationError
+from memobench.core.bindings import binding_label
+from memobench.core.spec import MemoryOp, TaskSpec, violation_window
+from memobench.core.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.core.suite_counts import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
 
 app = typer.Typer(help="Inspect and validate the task suite.", no_args_is_help=True)
 
@@ -315,7 +315,7 @@ def catalogue_command(
     images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones.")] = True,
 ) -> None:
     """Write the task catalogue: per task its instruction, bindings, chance, checkpoints and stills."""
-    from memobench.catalogue import catalogue_markdown, render_stills
+    from memobench.report.catalogue import catalogue_markdown, render_stills
 
     selected = _select(tasks)
     image_dir = out.parent / out.stem  # docs/tasks.md -> docs/tasks/

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memobench.core.suite import Task
 from memobench.data.demo_file import (
     Demo,
     checkpoint_annotation,
@@ -33,7 +34,6 @@ from memobench.data.demo_file import (
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.suite import Task
 
 DEMO_SEED_BASE = 1_000_000
 MAX_ATTEMPTS_FACTOR = 3  # give up on a task after 3x the requested demos without enough successes

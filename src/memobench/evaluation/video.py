@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 
 VIDEO_MODES = ("none", "failures", "all")
 FPS = 10

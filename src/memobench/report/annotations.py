@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from memobench.core.spec import MemoryOp
 from memobench.metrics.agreement import fleiss_kappa
-from memobench.spec import MemoryOp
 
 SHEET_COLUMNS = ("item", "instruction", "coarse", "intermediate", "fine", "label")
 KEY_COLUMNS = ("item", "task_id", "checkpoint_index", "checkpoint_id", "op")
@@ -52,7 +52,7 @@ class SheetError(ValueError):
 def export_sheet(tasks: Sequence[Any], out_dir: Path, seed: int = 0) -> tuple[Path, Path]:
     """Write ``sheet.csv`` (blind), ``key.csv`` (answers) and ``INSTRUCTIONS.md`` into ``out_dir``.
 
-    ``tasks``: loaded :class:`~memobench.suite.Task` objects. Rows are shuffled by
+    ``tasks``: loaded :class:`~memobench.core.suite.Task` objects. Rows are shuffled by
     ``numpy.random.default_rng(seed)``; items are numbered ``c001``... in sheet order.
     Returns (sheet path, key path).
     """

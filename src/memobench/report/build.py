@@ -24,15 +24,15 @@ from pathlib import Path
 from memobench.report import figures
 from memobench.report.html import TaskSection, render_page
 from memobench.report.oracle import oracle_table
-from memobench.report.runs import Run, load_runs, tasks_present
-from memobench.report.table import Table, to_csv, to_latex, to_markdown
-from memobench.report.tables import (
+from memobench.report.result_tables import (
     failure_table,
     main_table,
     task_table,
     violation_table,
     wilson_table,
 )
+from memobench.report.runs import Run, load_runs, tasks_present
+from memobench.report.table_formats import Table, to_csv, to_latex, to_markdown
 
 
 @dataclass

@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
+from memobench.core.spec import MemoryOp
 from memobench.metrics.paired import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
@@ -33,8 +34,7 @@ from memobench.metrics.paired import (
 )
 from memobench.report.oracle import shared_episodes
 from memobench.report.runs import task_sort_key
-from memobench.report.table import DASH, Table, pct
-from memobench.spec import MemoryOp
+from memobench.report.table_formats import DASH, Table, pct
 
 BINARY_METRICS = ("SR", "TSR")
 RATE_METRICS = ("CSR", "avg_score", "MSR", "MUR", "MCR")

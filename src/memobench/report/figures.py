@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from memobench.evaluation.records import FailureClass
+from memobench.core.records import FailureClass
 from memobench.metrics.rates import wilson_interval
+from memobench.report.result_tables import MAIN_METRICS
 from memobench.report.runs import Run, memory_types_present, tasks_present
-from memobench.report.tables import MAIN_METRICS
 
 DPI = 110
 # One colour per outcome: "success" and every FailureClass (tests check none is missing).

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memobench.report.runs import Run
-from memobench.report.table import Table, to_html
+from memobench.report.table_formats import Table, to_html
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 from memobench.metrics.aggregate import summarize
+from memobench.report.result_tables import MAIN_METRICS
 from memobench.report.runs import Condition, Run
-from memobench.report.table import Table, pct
-from memobench.report.tables import MAIN_METRICS
+from memobench.report.table_formats import Table, pct
 
 
 def gap_closed(standard: float | None, oracle: float | None) -> float | None:

@@ -15,11 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from memobench.core.records import EpisodeRecord
+from memobench.core.spec import LanguageLevel
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
-from memobench.evaluation.records import EpisodeRecord
 from memobench.evaluation.run_folder import RUN_JSON
 from memobench.metrics.aggregate import summarize
-from memobench.spec import LanguageLevel
 
 ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
 
@@ -161,7 +161,7 @@ def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[st
 
 def memory_types_present(runs: Sequence[Run]) -> list[str]:
     """Memory types with at least one record in any run, in ``MemoryType`` order."""
-    from memobench.spec import MemoryType
+    from memobench.core.spec import MemoryType
 
     seen = {r.memory_type for run in runs for r in run.records}
     return [mt.value for mt in MemoryType if mt in seen]

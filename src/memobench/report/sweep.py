@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memobench.spec import LanguageLevel
+from memobench.core.spec import LanguageLevel
 
 SWEEP_REPLAN_STEPS: tuple[int, ...] = (5, 20, 35, 50)
 ORACLE_LEVELS: tuple[str, ...] = tuple(level.value for level in LanguageLevel)

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from memobench.spec import TaskSpec, violation_window
-from memobench.stats import COUNT_KEYS, suite_stats
-from memobench.suite import Task
+from memobench.core.spec import TaskSpec, violation_window
+from memobench.core.suite import Task
+from memobench.core.suite_counts import COUNT_KEYS, suite_stats
 
 STILL_SIZE = 256  # pixels; the harness's camera size
 STILL_SEED_BASE = 7  # the protocol's seed base: the stills show evaluation episode 0

@@ -54,10 +54,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memobench.evaluation.records import CheckpointResult
-from memobench.expr import Expr
-from memobench.sim.predicates import CompiledPredicate, PourCounters, StateView, compile_predicate
-from memobench.spec import MemoryOp
+from memobench.core.expr import Expr
+from memobench.core.predicates import CompiledPredicate, PourCounters, StateView, compile_predicate
+from memobench.core.records import CheckpointResult
+from memobench.core.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"
 
@@ -109,7 +109,7 @@ class CheckpointTracker:
     ``pour_params`` (``away``, ``back``, ``near_radius``) configure every pour
     counter. Call :meth:`reset` before each episode (without it, pour
     baselines are the first tilts seen). Raises
-    :class:`~memobench.expr.ExprError` if a predicate is not a valid
+    :class:`~memobench.core.expr.ExprError` if a predicate is not a valid
     substituted predicate, ValueError for an empty checkpoint list.
     """
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
-from memobench.spec import MemoryOp
+from memobench.core.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"  # end_reason of a counting violation
 VIOLATION = "violation"  # end_reason of a broken commitment (a task's ``violations:``)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
-from memobench.metrics.taxonomy import classify_failure, failure_counts
-from memobench.spec import MemoryOp, MemoryType
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.taxonomy import classify_failure, failure_counts
 
 S, U, C = MemoryOp.STORAGE, MemoryOp.UPDATE, MemoryOp.COMPRESSION
 

@@ -1,7 +1,7 @@
 """The task registry: load and validate task folders, select tasks by id, family or tag.
 
 A task folder is ``tasks/<family>/<task_id>/`` with ``task.yaml`` (a
-:class:`~memobench.spec.TaskSpec`) and ``task.bddl`` (a template). Loading
+:class:`~memobench.core.spec.TaskSpec`) and ``task.bddl`` (a template). Loading
 validates everything that can be checked without a simulator; every error
 names the file, the field and what would be valid.
 """
@@ -20,13 +20,12 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memobench import expr
-from memobench.bddl_names import BddlDeclarationError, declared_names
-from memobench.bindings import BindingError, all_bindings, render_template, resolve_reference
-from memobench.sim import predicates
-from memobench.spec import PLACEHOLDER, MemoryType, TaskSpec
+from memobench.core import expr, predicates
+from memobench.core.bddl_names import BddlDeclarationError, declared_names
+from memobench.core.bindings import BindingError, all_bindings, render_template, resolve_reference
+from memobench.core.spec import PLACEHOLDER, MemoryType, TaskSpec
 
-TASKS_ROOT = Path(__file__).parent / "tasks"
+TASKS_ROOT = Path(__file__).parent.parent / "tasks"
 
 # Spec fields outside the spec hash (and each checkpoint's ``why``). ``chance_level`` is
 # certification metadata: the memoryless rate a task is judged against. Re-deriving it (it happened three times) must

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memobench.expr import (
+from memobench.core.expr import (
     And,
     Call,
     Compare,

@@ -32,12 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
+from memobench.core.records import EpisodeRecord
+from memobench.core.suite import Task
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord
+from memobench.evaluation.run_events import RunEvents
 from memobench.metrics.rates import Rate
-from memobench.suite import Task
 
 EXPERT_MIN_SR = 0.95
 SLOW_MIN_SR = 0.90
@@ -295,8 +294,16 @@ def keep_hand_notes(generated: str, previous: str | None) -> str:
     return generated.rstrip("\n") + "\n\n" + previous[previous.index(NOTES_MARKER):]
 
 
+class CertificationEvents(RunEvents):
+    """What :func:`run_certification` reports: each policy's run as it starts, then that
+    run's events. Every method does nothing here; the CLI draws them."""
+
+    def policy_started(self, policy: str, episodes_per_task: int) -> None:
+        """``policy`` is about to run ``episodes_per_task`` episodes per task (some may be done)."""
+
+
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
-                      console: Console | None = None, workers: int = 1,
+                      events: CertificationEvents | None = None, workers: int = 1,
                       memoryless_episodes: int | None = None, run: bool = True) -> list[Certificate]:
     """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
     ``out_root``) and judge each task.
@@ -304,23 +311,26 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
     The solvers run ``episodes`` episodes per task, the memoryless baselines
     :func:`memoryless_episode_count`. With ``run=False`` no episode runs: the verdicts
     come from the records already in ``out_root`` (a policy without records fails)."""
-    from memobench.evaluation.runner import RunRequest, evaluate
+    from memobench.evaluation.run_request import RunRequest
+    from memobench.evaluation.runner import evaluate
+    from memobench.metrics.export import write_summary
     from memobench.policies.loader import build_adapter, builtin_spec
 
+    events = events or CertificationEvents()
     blind = memoryless_episode_count(episodes, memoryless_episodes)
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
         trials = blind if name in BLIND else episodes
         if run:
-            if console:
-                console.print(f"[bold]{name}[/] ({trials} episodes per task)")
+            events.policy_started(name, trials)
             # A scripted baseline that has given up holds still until the horizon: its
             # episodes end once the scene is still too (same outcome, a fraction of the time).
             policy_protocol = protocol.model_copy(update={"end_when_finished": name in BLIND})
             request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=policy_protocol,
                                  out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}},
                                  resume=True, workers=workers)
-            evaluate(request, build_adapter(builtin_spec(name)), console=console)
+            result = evaluate(request, build_adapter(builtin_spec(name)), events)
+            write_summary(result.records, request.out_root)
         ledgers[name] = _read_ledger(out_root / name)
     certs = certificates(tasks, ledgers, episodes, blind)
     write_certificates(certs, out_root, {"episodes": episodes, "memoryless_episodes": blind, "seed": protocol.seed,

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from memobench.evaluation.records import CheckpointResult
-from memobench.expr import ExprError, parse
-from memobench.sim.tracker import (
+from memobench.core.expr import ExprError, parse
+from memobench.core.records import CheckpointResult
+from memobench.core.spec import MemoryOp
+from memobench.core.tracker import (
     CheckpointTracker,
     CountingMonitor,
     TrackedCheckpoint,
     TrackedViolation,
 )
-from memobench.spec import MemoryOp
 
 S, U, C = MemoryOp.STORAGE, MemoryOp.UPDATE, MemoryOp.COMPRESSION
 NUMBER_DEFAULTS = {"tilt": 0.0, "height": 0.0, "distance": 1.0, "opening": 0.0}

@@ -1,10 +1,10 @@
 """Predicate catalogue, compiled checkpoint predicates, and the pour counter.
 
 The only thing a predicate may ask the world is a *state* query for the
-current control step, through :class:`StateView` (the simulator-backed view
-lives elsewhere; this module imports no simulator). Everything stateful is
-here and is advanced by calling :meth:`CompiledPredicate.evaluate` exactly
-once per step:
+current control step, through :class:`StateView` (the simulator-backed view is
+:class:`memobench.sim.world.WorldView`; this module imports no simulator).
+Everything stateful is here and is advanced by calling
+:meth:`CompiledPredicate.evaluate` exactly once per step:
 
 - history nodes are latched: ``ever(x)`` is true from the first step ``x``
   held; ``then(x, y)`` from the first step ``y`` holds strictly after a step
@@ -29,7 +29,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Protocol
 
-from memobench.expr import (
+from memobench.core.expr import (
     And,
     Call,
     Compare,

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.spec import PLACEHOLDER, TaskSpec
+from memobench.core.spec import PLACEHOLDER, TaskSpec
 
 
 class BindingError(ValueError):

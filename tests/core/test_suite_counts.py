@@ -1,4 +1,4 @@
-"""Suite statistics on tiny inline tasks and on the packaged pilots. No simulator."""
+"""Suite counts on tiny inline tasks and on the packaged pilots. No simulator."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from memobench.bddl_names import BddlDeclarationError
-from memobench.spec import TaskSpec
-from memobench.stats import (
+from memobench.core.bddl_names import BddlDeclarationError
+from memobench.core.spec import TaskSpec
+from memobench.core.suite import Suite, Task
+from memobench.core.suite_counts import (
     COUNT_KEYS,
     declared_classes,
     format_domain_sizes,
     suite_stats,
     task_classes,
 )
-from memobench.suite import Suite, Task
 
 
 def checkpoint(cid: str, op: str) -> dict:

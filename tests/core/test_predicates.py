@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from memobench.expr import ExprError, parse
-from memobench.sim.predicates import (
+from memobench.core.expr import ExprError, parse
+from memobench.core.predicates import (
     CATALOGUE,
     Arg,
     Kind,

@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from memobench.bddl_names import (
+from memobench.core.bddl_names import (
     BddlDeclarationError,
     declared_instances,
     declared_names,
     declared_regions,
 )
-from memobench.bindings import all_bindings
-from memobench.suite import Suite
+from memobench.core.bindings import all_bindings
+from memobench.core.suite import Suite
 
 SUITE = Suite.load()
 VARIANTS = [

@@ -23,7 +23,7 @@ forms of the infix operators; ``not(x)`` is ``not`` applied to ``(x)``.
 ``and``, ``or`` and ``not`` are reserved and cannot be names.
 
 This module knows nothing about which functions exist; that is the
-catalogue's job (:func:`memobench.sim.predicates.check`). Predicates are
+catalogue's job (:func:`memobench.core.predicates.check`). Predicates are
 never built with ``eval``.
 """
 

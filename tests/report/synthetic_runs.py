@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.core.records import CheckpointResult, EpisodeRecord, EpisodeStatus, Violation
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.taxonomy import EXTRA_POUR, VIOLATION, classify_failure
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus, Violation
 from memobench.evaluation.run_folder import RUN_JSON
-from memobench.metrics.taxonomy import EXTRA_POUR, VIOLATION, classify_failure
-from memobench.spec import MemoryOp, MemoryType
 
 _OPS = {"s": MemoryOp.STORAGE, "u": MemoryOp.UPDATE, "c": MemoryOp.COMPRESSION}
 _VIOLATIONS = (VIOLATION, EXTRA_POUR)

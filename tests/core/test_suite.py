@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memobench.spec import MemoryType
-from memobench.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.core.spec import MemoryType
+from memobench.core.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
 
 PILOTS = {
     "T03-check-all-drawers": "temporal",

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memobench.spec import MemoryOp, MemoryType
+from memobench.core.spec import MemoryOp, MemoryType
 
 
 class EpisodeStatus(StrEnum):

@@ -7,7 +7,11 @@ import json
 
 import pytest
 
-from memobench.evaluation.certify import (
+from memobench.core.records import CheckpointResult, EpisodeRecord, EpisodeStatus
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.suite import Suite
+from memobench.metrics.rates import Rate
+from memobench.report.certify import (
     NOTES_MARKER,
     Certificate,
     certificates,
@@ -15,10 +19,6 @@ from memobench.evaluation.certify import (
     keep_hand_notes,
     write_certificates,
 )
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, EpisodeStatus
-from memobench.metrics.rates import Rate
-from memobench.spec import MemoryOp, MemoryType
-from memobench.suite import Suite
 
 
 def record(task_id: str, episode: int, success: bool, status: str = "ok",
@@ -113,20 +113,21 @@ def test_memoryless_baselines_are_judged_on_their_own_episode_count():
 def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkeypatch):
     """The four run requests: same seeds and protocol, the baselines' longer (never shorter)."""
     from memobench.evaluation import runner
-    from memobench.evaluation.certify import MEMORYLESS_EPISODES, run_certification
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
     from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import MEMORYLESS_EPISODES, run_certification
 
     task = Suite.load().get("O01-cued-milk")
     asked = {}
 
-    def fake_evaluate(request, adapter, console=None):
+    def fake_evaluate(request, adapter, events=None):
         name = request.policy["name"]
         asked[name] = request.num_trials_per_task
         request.out_root.mkdir(parents=True, exist_ok=True)
         with Ledger(request.out_root / LEDGER_FILENAME) as ledger:
             for e in range(request.num_trials_per_task):
                 ledger.append(record(task.id, e, name in ("expert", "expert-slow") or e % 4 == 0))
+            return runner.RunResult(out_root=request.out_root, records=ledger.records())
 
     monkeypatch.setattr(runner, "evaluate", fake_evaluate)
     (c,) = run_certification([task], 3, Protocol(seed=7), tmp_path / "a")
@@ -141,9 +142,9 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
 
 def test_report_only_judges_the_records_there_without_running_an_episode(tmp_path, monkeypatch):
     from memobench.evaluation import runner
-    from memobench.evaluation.certify import run_certification
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
     from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import run_certification
 
     def no_evaluate(*args, **kwargs):
         raise AssertionError("report-only ran an episode")

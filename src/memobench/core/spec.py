@@ -87,7 +87,7 @@ class CheckpointSpec(_Frozen):
     # checkpoint has one (a suite test checks), so the catalogue can show it.
     why: str = ""
     text: CheckpointText
-    predicate: NonEmpty  # an expression of memobench.expr, may reference $bindings
+    predicate: NonEmpty  # an expression of memobench.core.expr, may reference $bindings
     optional: bool = False
 
 
@@ -103,7 +103,7 @@ class ViolationSpec(_Frozen):
     """
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]*$")]
-    predicate: NonEmpty  # an expression of memobench.expr, may reference $bindings
+    predicate: NonEmpty  # an expression of memobench.core.expr, may reference $bindings
     after: str | None = None  # checkpoint id
     until: str | None = None  # checkpoint id
     text: NonEmpty  # what the policy did, in words (tasks show, catalogue, report)

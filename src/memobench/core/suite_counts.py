@@ -1,6 +1,6 @@
-"""Suite statistics: tasks, checkpoint templates per memory op, object and fixture classes.
+"""Suite counts: tasks, checkpoint templates per memory op, object and fixture classes.
 
-Pure computation over loaded :class:`~memobench.suite.Task` objects (no
+Pure computation over loaded :class:`~memobench.core.suite.Task` objects (no
 simulator). ``memobench tasks stats`` prints these; the paper's suite table
 is built from the same numbers.
 """
@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memobench.bddl_names import declared_instances
-from memobench.bindings import all_bindings
-from memobench.spec import MemoryOp, MemoryType
-from memobench.suite import Task
+from memobench.core.bddl_names import declared_instances
+from memobench.core.bindings import all_bindings
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.suite import Task
 
 COUNT_KEYS = (
     "tasks",
@@ -37,7 +37,7 @@ _SECTION = re.compile(r"\(:(objects|fixtures)\s.*?\)", re.S)
 def declared_classes(bddl: str) -> tuple[set[str], set[str]]:
     """(object categories, fixture categories) declared by one rendered BDDL problem.
 
-    Raises :class:`~memobench.bddl_names.BddlDeclarationError` for a malformed
+    Raises :class:`~memobench.core.bddl_names.BddlDeclarationError` for a malformed
     declaration (e.g. a category on two lines).
     """
     objects: set[str] = set()
@@ -136,7 +136,7 @@ def suite_stats(tasks: Iterable[Task]) -> SuiteStats:
     """Statistics of the given tasks: the total and each family, in taxonomy order.
 
     Class counts are distinct categories (a union), not sums over tasks.
-    Raises :class:`~memobench.bddl_names.BddlDeclarationError` if a BDDL
+    Raises :class:`~memobench.core.bddl_names.BddlDeclarationError` if a BDDL
     declaration is malformed.
     """
     tasks = list(tasks)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memobench.catalogue import catalogue_markdown, render_stills, still_names, task_section
 from memobench.cli import app
-from memobench.suite import Suite
+from memobench.core.suite import Suite
+from memobench.report.catalogue import catalogue_markdown, render_stills, still_names, task_section
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memobench.evaluation.records import FailureClass
+from memobench.core.records import FailureClass
 from memobench.report.runs import Run, memory_types_present, tasks_present
-from memobench.report.table import Table, interval, pct
+from memobench.report.table_formats import Table, interval, pct
 
 MAIN_METRICS: tuple[str, ...] = ("SR", "MSR", "MUR", "MCR")
 

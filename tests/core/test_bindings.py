@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from memobench.bindings import (
+from memobench.core.bindings import (
     BindingError,
     all_bindings,
     binding_label,
@@ -15,8 +15,8 @@ from memobench.bindings import (
     lookup,
     render_template,
 )
-from memobench.spec import TaskSpec
-from memobench.suite import Suite
+from memobench.core.spec import TaskSpec
+from memobench.core.suite import Suite
 
 CHECKPOINT = {
     "id": "c",
