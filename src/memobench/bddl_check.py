@@ -116,11 +116,12 @@ def _number(item: _Token | _Group, what: str) -> float:
 
 
 def _numbers(item: _Token | _Group, count: int, what: str) -> None:
+    if isinstance(item, _Group):
+        for value in item.items:  # each value first: the message names a bad token
+            _number(value, what)
     if not isinstance(item, _Group) or len(item.items) != count:
         raise BddlError(f"line {item.line}: {what} needs groups of {count} numbers, like "
                         f"({' '.join(['0.0'] * count)})")
-    for value in item.items:
-        _number(value, what)
 
 
 def _declarations(group: _Group, kind: str) -> dict[str, tuple[str, int]]:
