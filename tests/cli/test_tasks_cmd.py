@@ -252,6 +252,28 @@ def test_validate_reports_every_broken_task(tmp_path: Path) -> None:
     assert_no_traceback(result)
 
 
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("(:goal", "((:goal", "'(' is never closed"),
+    ("- akita_black_bowl", "- akita_black_bowel", "unknown class 'akita_black_bowel'"),
+    ("(On plate_1 kitchen_table", "(On plate_2 kitchen_table", "(on ...): 'plate_2' is not declared"),
+    ("(Close wooden_cabinet_1_top_region)", "(Close wooden_cabinet_1_lid_region)",
+     "'wooden_cabinet_1_lid_region' is not declared"),
+    ("(:yaw_rotation ((0.0 0.0)))", "(:yaw_rotation ((__import__ 0.0)))", "value '__import__' is not a number"),
+])
+def test_validate_catches_bddl_that_would_fail_every_episode(tmp_path: Path, old: str, new: str,
+                                                            message: str) -> None:
+    """Unbalanced parentheses, an unknown object class, an undeclared object in :init / :goal:
+    LIBERO fails on each when the env is built, which made every episode an env_error."""
+    broken = copy_pilot(tmp_path, "temporal", "T03-check-all-drawers")
+    break_file(broken / "task.bddl", old, new)
+    result = run("validate", str(broken))
+    assert result.exit_code == 1
+    assert f"{broken / 'task.bddl'}" in result.stdout and ": line " in result.stdout
+    assert message in result.stdout
+    assert "1 task folder checked: 0 ok, 1 failed" in result.stdout
+    assert_no_traceback(result)
+
+
 def test_validate_task_folder_family_folder_and_missing_file(tmp_path: Path) -> None:
     good = copy_pilot(tmp_path, "temporal", "T03-check-all-drawers")
     lonely = copy_pilot(tmp_path, "temporal", "T09-pour-twice-bowl")

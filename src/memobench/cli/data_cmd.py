@@ -194,21 +194,25 @@ def _cameras(text: str) -> list[str]:
 
 def render_files(paths: list[Path], size: int, cameras: list[str], workers: int) -> None:
     """Render every file's demos (one file per process), with a progress bar over files."""
+    from memobench.data.demo_bddl import DemoFileError
     from memobench.data.render import render_task_file
 
     console = Console(stderr=True)
     with Progress(TextColumn("[bold]rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("ETA"), TimeRemainingColumn(), console=console) as progress:
         bar = progress.add_task("render", total=len(paths))
-        if workers == 1:
-            for path in paths:
-                render_task_file(path, size, cameras)
-                progress.advance(bar)
-            return
-        with _worker_pool(workers) as pool:
-            for future in as_completed([pool.submit(_render_one, p, size, cameras) for p in paths]):
-                future.result()
-                progress.advance(bar)
+        try:
+            if workers == 1:
+                for path in paths:
+                    render_task_file(path, size, cameras)
+                    progress.advance(bar)
+                return
+            with _worker_pool(workers) as pool:
+                for future in as_completed([pool.submit(_render_one, p, size, cameras) for p in paths]):
+                    future.result()
+                    progress.advance(bar)
+        except DemoFileError as e:  # that file is left as it was; files already rendered keep their images
+            raise _fail(str(e)) from None
 
 
 @app.command("render")

@@ -160,7 +160,12 @@ def sweep_command(
         skipped = f", {result.skipped} already in the ledger" if result.skipped else ""
         console.print(f"  ran {len(result.ran)} episodes{skipped}")
     if report:
-        built = build_report([p.out_root for p in points], root / REPORT_DIRNAME, videos=video.value != "none")
+        from memobench.report.runs import ReportError
+
+        try:
+            built = build_report([p.out_root for p in points], root / REPORT_DIRNAME, videos=video.value != "none")
+        except ReportError as e:  # a run folder's ledger or run.json refused: one line, not a traceback
+            raise _fail(str(e)) from None
         console.print(f"Report: [bold]{root / REPORT_DIRNAME / 'index.html'}[/] ({built.seconds:.1f} s)")
 
 

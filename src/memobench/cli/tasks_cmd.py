@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError
 from memobench.core.bindings import binding_label
 from memobench.core.spec import MemoryOp, TaskSpec, violation_window
@@ -375,9 +376,25 @@ def task_folders(path: Path) -> list[Path]:
     )
 
 
+def _check_libero_classes(task: Task) -> None:
+    """Every binding's BDDL names a problem class and object classes LIBERO has (from
+    :func:`~memobench.sim.registry.known_vocabulary`: no LIBERO import)."""
+    from memobench.core.bindings import all_bindings
+    from memobench.sim.registry import known_vocabulary
+
+    for binding in all_bindings(task.spec):
+        try:
+            check_problem(task.bddl(binding), known_vocabulary())
+        except BddlError as e:
+            label = json.dumps(binding_label(binding), sort_keys=True)
+            raise TaskFileError(f"{task.folder / 'task.bddl'} (binding {label}): {e}") from None
+
+
 def _validate_folder(folder: Path) -> Outcome:
     try:
-        return Outcome(folder, task=load_task(folder))
+        task = load_task(folder)
+        _check_libero_classes(task)
+        return Outcome(folder, task=task)
     except TaskFileError as e:
         return Outcome(folder, error=str(e))
     except BddlDeclarationError as e:

@@ -21,6 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from memobench.core import expr, predicates
+from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError, declared_names
 from memobench.core.bindings import BindingError, all_bindings, render_template, resolve_reference
 from memobench.core.spec import PLACEHOLDER, MemoryType, TaskSpec
@@ -125,8 +126,10 @@ def _check_names(path: Path, spec: TaskSpec, bddl_template: str) -> None:
     bddl_path = path.with_name("task.bddl")
     for binding in all_bindings(spec):
         try:
-            names = declared_names(render_template(bddl_template, binding))
-        except (BindingError, BddlDeclarationError) as e:
+            text = render_template(bddl_template, binding)
+            check_problem(text)  # LIBERO's classes are checked by `tasks validate` and at env build
+            names = declared_names(text)
+        except (BindingError, BddlDeclarationError, BddlError) as e:
             raise TaskFileError(f"{bddl_path}: {e}") from None
         used = _names_used(path, spec, trees, binding)
         for field, field_names in used.items():

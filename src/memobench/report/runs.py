@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memobench.core.records import EpisodeRecord
-from memobench.core.spec import LanguageLevel
+from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.run_folder import RUN_JSON
 from memobench.metrics.aggregate import summarize
@@ -90,7 +91,8 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     """(condition, run.json content, ledger records) of one run folder.
 
     Raises :class:`ReportError` when the folder, its ``run.json`` or its
-    ledger is missing or unreadable.
+    ledger is missing or unreadable, or when a ledger record's task is not one of
+    the run's tasks (``run.json``'s ``tasks``), see :func:`check_task_ids`.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -111,7 +113,42 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
         records = read_ledger(ledger)
     except ValueError as e:  # LedgerError names file and line
         raise ReportError(str(e)) from None
+    check_task_ids(run_json, manifest, ledger, records)
     return condition, manifest, records
+
+
+def check_task_ids(run_json: Path, manifest: dict[str, Any], ledger: Path, records: Sequence[EpisodeRecord]) -> None:
+    """Refuse task ids that are not the run's: each record's must be a key of ``run.json``'s ``tasks``,
+    and those must be well-formed task ids (``T03-check-all-drawers``).
+
+    Task ids become file and folder names in a report, so this is also what keeps a
+    crafted ledger (a task id of ``../../x``) from naming paths; the report's writers
+    check their final paths too (:mod:`memobench.report.paths`).
+    """
+    tasks = manifest.get("tasks")
+    if not isinstance(tasks, dict):
+        raise ReportError(f"{run_json}: no 'tasks' mapping (the run's task ids); is this a `memobench eval` run.json?")
+    for task_id in tasks:
+        if not re.fullmatch(TASK_ID_PATTERN, task_id):
+            raise ReportError(f"{run_json}: {task_id!r} in 'tasks' is not a task id (like T03-check-all-drawers)")
+    for record in records:
+        if record.task_id not in tasks:
+            raise ReportError(f"{ledger}:{_ledger_line(ledger, record)}: task id {record.task_id!r} is not a task "
+                              f"of this run ({run_json} lists {', '.join(sorted(tasks)) or 'none'})")
+
+
+def _ledger_line(ledger: Path, record: EpisodeRecord) -> int | str:
+    """The line number of ``record`` in ``ledger`` (its first line with that task and episode), else '?'."""
+    with ledger.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                fields = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(fields, dict) and (fields.get("task_id"), fields.get("episode")) == (
+                    record.task_id, record.episode):
+                return number
+    return "?"
 
 
 def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:

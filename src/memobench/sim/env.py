@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memobench.core.bddl_check import BddlError, check_problem
 from memobench.sim.gl import configure_gl, require_rendering
+from memobench.sim.registry import libero_vocabulary
 
 configure_gl()
 
@@ -93,6 +95,10 @@ _PLAIN = (np.ndarray, int, float, bool, type(None))
 class SimEnv:
     """A LIBERO env built from BDDL text, with deterministic reset, snapshot and rendering.
 
+    The text is checked first (:func:`memobench.core.bddl_check.check_problem` against
+    LIBERO's registries); text it refuses raises :class:`EnvBuildError` before LIBERO
+    sees it. Every env MEMOBench builds goes through here.
+
     ``render=False`` builds no offscreen renderer (no OpenGL at all): the fast,
     camera-free mode. ``render=True`` renders only when :meth:`render` is called.
     """
@@ -102,6 +108,10 @@ class SimEnv:
             require_rendering()
         self.renders = render
         env_cls = _import_libero()
+        try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
+            check_problem(bddl, libero_vocabulary())
+        except BddlError as e:
+            raise EnvBuildError(f"refusing the BDDL problem: {e}") from e
         fd, path = tempfile.mkstemp(suffix=".bddl", prefix="memobench-")
         try:
             with os.fdopen(fd, "w") as f:
