@@ -10,7 +10,8 @@ seconds, a reset milliseconds):
   the policy's robot state and the tracker's output at every step, and the
   ledger record; for one task also in a freshly built env;
 - a snapshot/restore round trip (how the cue phase leaves the scene) puts back
-  every array of ``mjData`` and the same future, after steps that moved the arm;
+  every array of ``mjData``, the observations and the same future, after steps
+  that moved the arm;
 - every checkpoint and violation predicate evaluates on the state where
   tracking starts, and every state query it can make is answered with a value
   of its declared type.
