@@ -8,7 +8,8 @@ seconds, a reset milliseconds):
   steps) is bit-identical when run again in the same env after an episode of
   another layout: every array of MuJoCo's ``mjData``, LIBERO's observations,
   the policy's robot state and the tracker's output at every step, and the
-  ledger record; for one task also in a freshly built env;
+  ledger record (which shows no checkpoint done and no violation); for one task
+  also in a freshly built env;
 - a snapshot/restore round trip (how the cue phase leaves the scene) puts back
   every array of ``mjData``, the observations and the same future, after steps
   that moved the arm;
@@ -213,6 +214,10 @@ def test_a_noop_episode_is_bit_identical_in_a_reused_env(built):
     assert not np.array_equal(frames[0]["physics_state"], other_layout)
     assert_same_frames(frames, again, f"{built.task.id}, same seed after another episode")
     assert record_again == record
+    # Doing nothing makes no progress and breaks no commitment: a checkpoint that holds on
+    # the starting scene, or a rule that fires on it, would be a broken task.
+    assert [c["step"] for c in record["checkpoints"]] == [None] * len(record["checkpoints"])
+    assert record["violation"] is None
 
 
 @pytest.mark.sim
