@@ -34,16 +34,16 @@ import numpy as np
 import pytest
 import yaml
 
-from memobench import expr
-from memobench.bindings import all_bindings
+from memobench.core import expr
+from memobench.core.bindings import all_bindings
+from memobench.core.predicates import CATALOGUE, Kind, PourCounters, compile_predicate, expand_sugar
+from memobench.core.records import EpisodeStatus
+from memobench.core.suite import Suite, Task, load_task
+from memobench.core.tracker import CheckpointTracker
 from memobench.evaluation.episode import build_tracker, make_record
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
-from memobench.evaluation.records import EpisodeStatus
 from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.sim.predicates import CATALOGUE, Kind, PourCounters, compile_predicate, expand_sugar
-from memobench.sim.tracker import CheckpointTracker
 from memobench.sim.world import WorldView
-from memobench.suite import Suite, Task, load_task
 
 TASK_IDS = Suite.load().ids
 SEED_BASE, EPISODE = 7, 0
