@@ -43,6 +43,9 @@ _worker: dict = {}  # in a collect/render worker process: the command's pid (and
 
 
 def _init_worker(parent_pid: int, updates=None) -> None:
+    from memobench.evaluation.worker_guard import die_with_parent
+
+    die_with_parent(parent_pid)  # killed with the command, even mid-unit (as evaluation workers are)
     _worker.update(parent_pid=parent_pid, updates=updates)
 
 
@@ -59,7 +62,8 @@ def _worker_pool(workers: int, updates=None) -> ProcessPoolExecutor:
 def _orphaned() -> bool:
     """In a worker, between units of work: whether the command that started it is gone.
 
-    A pool worker otherwise runs its whole task or file to the end (up to an hour), unseen.
+    :func:`_init_worker` already ties a worker to the command; this check ends one
+    cleanly between units where the tie is the polling fallback (not Linux).
     """
     return os.getppid() != _worker["parent_pid"]
 

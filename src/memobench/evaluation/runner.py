@@ -7,11 +7,14 @@ replan interval actually kept), the append-only
 Episodes already in the ledger are skipped, so a killed run resumes where
 it stopped without losing or repeating a finished episode.
 
-With ``workers > 1``, the Ray backend or an episode timeout, episodes run in
-worker processes (:mod:`memobench.evaluation.executors`), each with its own
-adapter (rebuilt from the run's policy block), env cache and guard; a worker
-that dies or hangs is replaced and its episode run again. The parent alone
-writes the ledger. An episode's record depends only on its seed, so the
+With ``workers >= 1`` episodes run in worker processes
+(:mod:`memobench.evaluation.executors`), each with its own adapter (rebuilt
+from the run's policy block), env cache and guard; a worker that dies or hangs
+is replaced and its episode run again, unless it died inside the policy (then
+the episode is an ``adapter_error``). ``workers = 0`` runs episodes in this
+process with the adapter handed in: no isolation, so a policy that ends the
+process ends the run. The parent alone writes the ledger, and holds the run
+folder's lock (:mod:`memobench.evaluation.lock`) while it does. An episode's record depends only on its seed, so the
 ledger holds the same records whatever the backend and worker count (in
 completion order, apart from timings).
 """
@@ -36,6 +39,7 @@ from rich.progress import (
 
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+from memobench.evaluation.lock import run_folder_lock
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
 from memobench.evaluation.records import EpisodeRecord
 from memobench.evaluation.run_folder import (
@@ -62,16 +66,26 @@ class RunRequest:
     video: str = "none"
     video_every: int = 0  # also a video frame every n steps between queries (0: query frames only)
     resume: bool = False
-    workers: int = 1  # processes; results do not depend on it
+    # Worker processes; results do not depend on it. 0 runs episodes in this process with the
+    # adapter handed to evaluate() (the default here; the CLI's default is 1, isolated).
+    workers: int = 0
     backend: str = "local"  # "local" (this machine) or "ray"
     ray_address: str | None = None  # a Ray cluster; None starts a local Ray
     episode_timeout: float | None = None  # seconds before a worker's episode counts as hung
     max_attempts: int = 3  # executions of an episode whose worker dies or hangs
 
+    def __post_init__(self) -> None:
+        if self.workers < 0:
+            raise ValueError(f"--workers must be 0 (in this process) or more, got {self.workers}")
+        if self.workers == 0 and self.episode_timeout:
+            raise ValueError("--episode-timeout needs a worker process to kill: use --workers 1 or more")
+        if self.workers == 0 and self.backend != "local":
+            raise ValueError(f"--backend {self.backend} needs --workers 1 or more")
+
     @property
     def in_process(self) -> bool:
         """Whether episodes run in this process (no isolation, so no timeout or retry)."""
-        return self.backend == "local" and self.workers == 1 and not self.episode_timeout
+        return self.workers == 0
 
 
 @dataclass
@@ -105,11 +119,18 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
     :class:`~memobench.policies.adapter.ChunkLengthError` if the replan interval
     exceeds the adapter's declared chunk length; then
     :class:`~memobench.evaluation.run_folder.RunFolderError` if the output folder
-    cannot be used. At the end, ``run.json`` gets the interval actually kept
+    cannot be used (another run holds its lock, it cannot be created, or
+    :func:`~memobench.evaluation.run_folder.prepare_run_folder` refuses it). At the end, ``run.json`` gets the interval actually kept
     (:func:`~memobench.evaluation.run_folder.write_replan_accounting`).
     """
     console = console or Console(stderr=True)
     check_replan_steps(adapter, request.protocol.replan_steps)
+    with run_folder_lock(request.out_root):
+        return _evaluate_locked(request, adapter, console, on_record)
+
+
+def _evaluate_locked(request: RunRequest, adapter: Any, console: Console,
+                     on_record: Callable[[EpisodeRecord], None] | None) -> RunResult:
     out = request.out_root
     manifest = run_manifest(request.protocol, request.policy, request.tasks,
                             request.num_trials_per_task, request.video)
@@ -149,7 +170,7 @@ def evaluate(request: RunRequest, adapter: Any, console: Console | None = None,
 
 def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool):
     """Yield the records of ``plans`` as the workers finish them."""
-    from memobench.evaluation.episode import env_error_record
+    from memobench.evaluation.episode import adapter_error_record, env_error_record
     from memobench.evaluation.executors import LocalBackend, RayBackend, dispatch
 
     if request.backend == "ray":
@@ -159,7 +180,8 @@ def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool)
     tasks = {t.id: t for t in request.tasks}
     yield from dispatch(plans, backend, request.workers, episode_timeout=request.episode_timeout,
                         max_attempts=request.max_attempts,
-                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why))
+                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
+                        policy_failed_record=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why))
 
 
 def run_one(task: Task, plan: EpisodePlan, envs: EnvCache, guard: AdapterGuard,
