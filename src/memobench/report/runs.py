@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
+from memobench.evaluation.protocol import stored_protocol
 from memobench.evaluation.records import EpisodeRecord
 from memobench.evaluation.run_folder import RUN_JSON
 from memobench.metrics.aggregate import summarize
@@ -149,7 +150,7 @@ def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
 
 def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[str, Any]) -> None:
     """Folders merged into one condition must mean the same thing per episode."""
-    pa, pb = a.get("protocol", {}), b.get("protocol", {})
+    pa, pb = stored_protocol(a.get("protocol", {})), stored_protocol(b.get("protocol", {}))
     diffs = [key for key in sorted(set(pa) | set(pb)) if pa.get(key) != pb.get(key)]
     if diffs:
         key = diffs[0]
