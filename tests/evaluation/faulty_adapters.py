@@ -37,3 +37,12 @@ def dies_once(marker: str) -> NoopPolicy:
 
 def hangs_once(marker: str) -> NoopPolicy:
     return _BreaksOnce(marker, "hang")
+
+
+def hangs_in_workers() -> NoopPolicy:
+    """Builds at once in the command (its checks), hangs forever when a worker process builds it."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        time.sleep(3600)
+    return NoopPolicy()
