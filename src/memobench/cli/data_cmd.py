@@ -131,6 +131,10 @@ def collect_command(
 
     selected = _select(tasks)
     base = DEMO_SEED_BASE if seed_base is None else seed_base
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None
     try:  # before any work: a folder of another collection is refused, not mixed into
         for task in selected:
             check_can_continue(task, out, base)
@@ -248,8 +252,8 @@ def export_command(
         raise _fail("the LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
     if fmt != "lerobot":
         raise _fail(f"unknown format {fmt!r}; available: lerobot")
-    if out.exists() and any(out.iterdir()):
-        raise _fail(f"{out} is not empty; choose a new folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise _fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
     try:
         info = export_lerobot(folder, out)
     except (FileNotFoundError, ValueError) as e:
