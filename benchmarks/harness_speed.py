@@ -43,9 +43,9 @@ class _NoopWithImages(NoopPolicy):
     needs_images = True
 
 
-def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 1,
+def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0,
                 adapter=None) -> float:
-    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate`."""
+    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this process)."""
     with tempfile.TemporaryDirectory() as out:
         request = RunRequest(tasks=[task], num_trials_per_task=episodes, out_root=Path(out),
                              protocol=Protocol(horizon=horizon, adapter_timeout=0),
@@ -108,22 +108,11 @@ def scaling(args) -> None:
     task = Suite.load().get(TASK)
     n, h = args.episodes, args.horizon
     # both sides pay for spawning workers: 1 worker runs in a pool too
-    one = run_harness_pool(task, n, h, 1)
-    two = run_harness_pool(task, n, h, 2)
+    one = run_harness(task, n, h, workers=1)
+    two = run_harness(task, n, h, workers=2)
     print(f"{task.id}, noop policy, {n} episodes x {h} steps, camera-free, local worker processes")
     print(f"1 worker : {per_hour(n, one):8.0f} episodes/h ({one:.1f} s)")
     print(f"2 workers: {per_hour(n, two):8.0f} episodes/h ({two:.1f} s)  speed-up {one / two:.2f}x")
-
-
-def run_harness_pool(task, episodes: int, horizon: int, workers: int) -> float:
-    with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                             policy={"name": "noop", "adapter_kwargs": {}}, workers=workers,
-                             episode_timeout=3600)  # a timeout puts even 1 worker in its own process
-        start = time.perf_counter()
-        evaluate(request, NoopPolicy())
-        return time.perf_counter() - start
 
 
 def rss_mb() -> float:

@@ -62,9 +62,16 @@ def test_select_family_tag_and_list(suite: Suite) -> None:
     assert [t.id for t in suite.select("T03,drawers")].count("T03-check-all-drawers") == 1
 
 
-@pytest.mark.parametrize("selector", [None, "", "all", " all "])
+@pytest.mark.parametrize("selector", [None, "all", " all "])
 def test_select_all(suite: Suite, selector: str | None) -> None:
     assert [t.id for t in suite.select(selector)] == suite.ids
+
+
+@pytest.mark.parametrize("selector", ["", " ", ",", " , ,"])
+def test_a_selection_naming_nothing_is_refused(suite: Suite, selector: str) -> None:
+    # an empty --tasks (an unset shell variable) used to run all 30 tasks, and ',' none
+    with pytest.raises(UnknownTaskError, match=r"names no task; give task ids, families or tags"):
+        suite.select(selector)
 
 
 def test_short_id(suite: Suite) -> None:

@@ -227,6 +227,9 @@ ERROR_CASES = {
         lambda: np.zeros(7), "infer_actions returned shape (7,); expected [horizon, 7]"
     ),
     "empty": Case(lambda: np.zeros((0, 7)), "infer_actions returned an empty chunk (horizon 0)"),
+    "out-of-range": Case(_with(1e6), "infer_actions returned 1e+06 at row 2, column 1, outside the action range "
+                                     "[-1, 1] (1 such value(s) in the chunk); --clip-actions clips them instead",
+                         at_query=1, steps=5, queries=1),
     "not-numeric": Case(
         lambda: "move up",
         "infer_actions returned str, not a numeric array: dtype <U7",
@@ -264,6 +267,14 @@ def test_adapter_error_is_recorded_and_the_sweep_goes_on(
     assert summary["episodes"] == 3
     assert summary["adapter_errors"] == 1
     assert summary["failures"]["adapter_error"] == 1
+
+
+def test_clip_actions_runs_out_of_range_chunks_clipped_and_says_so_in_run_json(run: Run, tmp_path: Path) -> None:
+    adapter = FailsOnce(_with(1e6), at_query=1)
+    run(tmp_path / "out", adapter, episodes=1, clip_actions=True)
+    (record,) = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
+    assert record.status == EpisodeStatus.OK and (record.steps, record.policy_queries) == (20, 4)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["protocol"]["clip_actions"] is True
 
 
 def test_hung_adapter_times_out_and_the_sweep_goes_on(run: Run, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -154,6 +155,11 @@ def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
     c = write_run(tmp_path / "c", records["expert"][4:], "expert", 5, seed=100)
     with pytest.raises(ReportError, match="differ in protocol field 'seed' \\(7 vs 100\\)"):
         load_runs([a, c])
+    # a run.json from before a protocol field existed means that field's default
+    old = json.loads((b / "run.json").read_text())
+    del old["protocol"]["clip_actions"]
+    (b / "run.json").write_text(json.dumps(old))
+    assert len(load_runs([a, b])[0].records) == 7
     with pytest.raises(ReportError, match="no run.json"):
         load_runs([tmp_path])
     with pytest.raises(ReportError, match="hold no episode yet"):

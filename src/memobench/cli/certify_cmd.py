@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memobench.cli.eval_cmd import _fail
+from memobench.cli.eval_cmd import WORKERS_HELP, _fail
 from memobench.cli.progress import RunProgress
 from memobench.report.certify import MEMORYLESS_EPISODES, CertificationEvents
 
@@ -35,7 +35,7 @@ def certify_command(
     out_root: Annotated[Path, typer.Option(help="Folder for the four policies' runs and the verdicts (resumed if "
                                                 "present).")]
     = Path("runs/certify"),
-    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
+    workers: Annotated[int, typer.Option(min=0, help=WORKERS_HELP)] = 1,
     report_only: Annotated[bool, typer.Option(
         help="Run no episode: judge from the records already in --out-root (a run in progress shows "
              "what is there; missing episodes fail the rule).")] = False,
@@ -48,6 +48,7 @@ def certify_command(
     (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
     and each baseline <= chance + 10 points. Exits 1 if any task fails."""
     from memobench.core.suite import Suite, UnknownTaskError
+    from memobench.evaluation.ledger import LedgerError
     from memobench.evaluation.protocol import Protocol
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.experts.plans import plans
@@ -79,7 +80,7 @@ def certify_command(
             certs = run_certification(selected, episodes, Protocol(seed=seed, replan_steps=replan_steps),
                                       out_root, progress, workers=workers, memoryless_episodes=blind,
                                       run=not report_only)
-    except RunFolderError as e:
+    except (RunFolderError, LedgerError) as e:  # LedgerError: --report-only reads the ledgers as they are
         raise _fail(str(e)) from None
     wall_time = time.perf_counter() - start
     command = (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "

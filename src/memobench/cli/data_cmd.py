@@ -43,6 +43,9 @@ _worker: dict = {}  # in a collect/render worker process: the command's pid (and
 
 
 def _init_worker(parent_pid: int, updates=None) -> None:
+    from memobench.evaluation.worker_guard import die_with_parent
+
+    die_with_parent(parent_pid)  # killed with the command, even mid-unit (as evaluation workers are)
     _worker.update(parent_pid=parent_pid, updates=updates)
 
 
@@ -59,7 +62,8 @@ def _worker_pool(workers: int, updates=None) -> ProcessPoolExecutor:
 def _orphaned() -> bool:
     """In a worker, between units of work: whether the command that started it is gone.
 
-    A pool worker otherwise runs its whole task or file to the end (up to an hour), unseen.
+    :func:`_init_worker` already ties a worker to the command; this check ends one
+    cleanly between units where the tie is the polling fallback (not Linux).
     """
     return os.getppid() != _worker["parent_pid"]
 
@@ -127,6 +131,10 @@ def collect_command(
 
     selected = _select(tasks)
     base = DEMO_SEED_BASE if seed_base is None else seed_base
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None
     try:  # before any work: a folder of another collection is refused, not mixed into
         for task in selected:
             check_can_continue(task, out, base)
@@ -248,8 +256,8 @@ def export_command(
         raise _fail("the LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
     if fmt != "lerobot":
         raise _fail(f"unknown format {fmt!r}; available: lerobot")
-    if out.exists() and any(out.iterdir()):
-        raise _fail(f"{out} is not empty; choose a new folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise _fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
     try:
         info = export_lerobot(folder, out)
     except (FileNotFoundError, ValueError) as e:

@@ -28,6 +28,11 @@ class VideoMode(StrEnum):
     ALL = "all"
 
 
+WORKERS_HELP = ("Episodes run in this many worker processes (same results); a policy that kills its process "
+                "fails only its episode. 0: in this process (for debuggers; a policy that kills the process "
+                "ends the run).")
+
+
 def _fail(message: str) -> typer.Exit:
     Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
     return typer.Exit(code=2)
@@ -75,11 +80,12 @@ def eval_command(
     monitor_steps: Annotated[int | None, typer.Option(min=0, help="Post-goal window: steps run after the last required checkpoint before success is declared (default: each task's own; overriding it is for diagnostics).")] = None,
     fail_on_extra_pour: Annotated[bool, typer.Option(help="Fail counting tasks on an extra pour (disable for diagnostics only).")] = True,
     adapter_timeout: Annotated[float, typer.Option(min=0, help="Seconds an adapter call may take (0 = no limit).")] = 300.0,
+    clip_actions: Annotated[bool, typer.Option(help="Clip actions outside [-1, 1] into the range (recorded in run.json); by default such a chunk fails its episode as an adapter_error.")] = False,
     video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
     video_every: Annotated[int, typer.Option(min=0, help="Videos also get a frame every N steps between policy queries (0: only the frames the policy saw).")] = 0,
     out_root: Annotated[Path | None, typer.Option(help="Output folder (default: runs/<policy>-<time>).")] = None,
     resume: Annotated[bool, typer.Option(help="Continue the run in --out-root, skipping finished episodes.")] = False,
-    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes (same results).")] = 1,
+    workers: Annotated[int, typer.Option(min=0, help=WORKERS_HELP)] = 1,
     backend: Annotated[Backend, typer.Option(help="Where workers run: this machine, or Ray (pip install 'memobench[ray]').")] = Backend.LOCAL,
     ray_address: Annotated[str | None, typer.Option(help="Ray cluster address for --backend ray (default: start a local Ray).")] = None,
     episode_timeout: Annotated[float | None, typer.Option(min=1, help="Seconds an episode may run before its worker counts as hung and is replaced.")] = None,
@@ -114,13 +120,17 @@ def eval_command(
         seed=seed, replan_steps=replan_steps, horizon=horizon, stabilization_steps=stabilization_steps,
         resize_size=resize_size, memory_oracle=memory_oracle, extra_pour_monitor_steps=extra_pour_monitor_steps,
         fail_on_extra_pour=fail_on_extra_pour, adapter_timeout=adapter_timeout, monitor_steps=monitor_steps,
+        clip_actions=clip_actions,
     )
-    request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
-                         out_root=out_root, policy=policy_block, video=video.value, video_every=video_every, resume=resume,
-                         workers=workers, backend=backend.value, ray_address=ray_address,
-                         episode_timeout=episode_timeout, max_attempts=max_attempts)
     if ray_address and backend is not Backend.RAY:
         raise _fail("--ray-address needs --backend ray")
+    try:
+        request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
+                             out_root=out_root, policy=policy_block, video=video.value, video_every=video_every,
+                             resume=resume, workers=workers, backend=backend.value, ray_address=ray_address,
+                             episode_timeout=episode_timeout, max_attempts=max_attempts)
+    except ValueError as e:  # flags that do not go together
+        raise _fail(str(e)) from None
     try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
         with RunProgress() as progress:
             result = evaluate(request, adapter, progress)

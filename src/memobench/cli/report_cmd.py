@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.eval_cmd import VideoMode, _fail, _load_policy, _parse_kwargs
+from memobench.cli.eval_cmd import WORKERS_HELP, VideoMode, _fail, _load_policy, _parse_kwargs
 
 annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agreement.", no_args_is_help=True)
 
@@ -106,7 +106,9 @@ def sweep_command(
     horizon: Annotated[int | None, typer.Option(min=1, help="Control steps per episode (default: each task's).")]
     = None,
     video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
-    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes.")] = 1,
+    clip_actions: Annotated[bool, typer.Option(help="Clip actions outside [-1, 1] (see `memobench eval --help`).")]
+    = False,
+    workers: Annotated[int, typer.Option(min=0, help=WORKERS_HELP)] = 1,
     out_root: Annotated[Path | None, typer.Option(help="Sweep folder (default runs/sweep-<policy>); "
                                                          "re-running resumes.")] = None,
     report: Annotated[bool, typer.Option(help="Write the report to <out-root>/report at the end.")] = True,
@@ -145,7 +147,7 @@ def sweep_command(
     for i, point in enumerate(points):
         if i:  # evaluate() closes the adapter it was given: build a fresh one per run
             adapter, block = _load_policy(policy, adapter_spec, kwargs)
-        protocol = Protocol(seed=seed, replan_steps=point.replan_steps, horizon=horizon,
+        protocol = Protocol(seed=seed, replan_steps=point.replan_steps, horizon=horizon, clip_actions=clip_actions,
                             memory_oracle=LanguageLevel(point.memory_oracle) if point.memory_oracle else None)
         request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
                              out_root=point.out_root, policy=block, video=video.value, resume=True, workers=workers)

@@ -220,11 +220,19 @@ class Suite:
         raise UnknownTaskError(_unknown_message("task", task_id, self.ids))
 
     def select(self, selector: str | None) -> list[Task]:
-        """Tasks named by a comma-separated list of ids, families, tags, or ``all``."""
-        if selector is None or selector.strip() in ("", "all"):
+        """Tasks named by a comma-separated list of ids, families, tags, or ``all`` (None: all).
+
+        A selector that names nothing (``""``, ``","``) raises :class:`UnknownTaskError`:
+        it is a mistake (an unset shell variable), not a request for every task or none.
+        """
+        if selector is None or selector.strip() == "all":
             return list(self)
+        items = [s.strip() for s in selector.split(",") if s.strip()]
+        if not items:
+            raise UnknownTaskError(f"the task selection {selector!r} names no task; give task ids, families or "
+                                   "tags, comma-separated, or 'all'")
         chosen: dict[str, Task] = {}
-        for item in (s.strip() for s in selector.split(",") if s.strip()):
+        for item in items:
             for task in self._resolve(item):
                 chosen.setdefault(task.id, task)
         return list(chosen.values())

@@ -271,7 +271,7 @@ class _Episode:
             obs["privileged/task"] = self.task
             obs["privileged/snapshot"] = self.env.snapshot()
         start = time.perf_counter()
-        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size)
+        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
         self.timings["policy"] += time.perf_counter() - start
         self.queries += 1
         rows = len(chunk)
@@ -368,6 +368,17 @@ def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
 
 
 def env_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
-    """The record of an episode that could not start because its env could not be built."""
+    """The record of an episode that could not start because its env could not be built
+    (or whose worker kept dying in the simulator)."""
     tracker = build_tracker(task, plan.binding, Protocol())
     return make_record(task, plan, tracker, EpisodeStatus.ENV_ERROR, "env_error", error)
+
+
+def adapter_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
+    """The record of an episode whose worker process the policy ended (it died inside an adapter call).
+
+    The episode's progress died with the worker, so the record has no checkpoint
+    completed and no steps: the policy failed it, as if it had raised at once.
+    """
+    tracker = build_tracker(task, plan.binding, Protocol())
+    return make_record(task, plan, tracker, EpisodeStatus.ADAPTER_ERROR, "adapter_error", error)

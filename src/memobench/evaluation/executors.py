@@ -11,7 +11,14 @@ run again, same seed, up to ``max_attempts`` executions in all. The record
 says so (``attempts``, ``retry_reasons``); an episode that exhausts its
 attempts is recorded as an ``env_error``. Policy failures are not faults: the
 adapter guard inside the worker turns them into ``adapter_error`` records,
-which are never retried.
+which are never retried. That includes a local worker lost *inside* an adapter
+call (the policy ended its process, or was still running at the episode
+timeout): the worker marks every adapter call in memory its parent reads
+(:mod:`memobench.evaluation.policy_phase`), so the episode is recorded once as
+an ``adapter_error`` naming the call and the exit status. Ray actors carry no
+such mark (their memory is on another node); a lost actor is always retried.
+
+Local workers die with the parent process (:mod:`memobench.evaluation.worker_guard`).
 
 An episode's record depends only on its plan, so the records are the same
 whatever the backend and worker count (apart from timings and retries).
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
+import os
 import signal
 import time
 import traceback
@@ -30,7 +38,9 @@ from multiprocessing.connection import wait as wait_for_connections
 from typing import Any, Protocol
 
 from memobench.evaluation.episode_job import run_one
+from memobench.evaluation.policy_phase import PolicyPhase
 from memobench.evaluation.protocol import EpisodePlan
+from memobench.evaluation.worker_guard import die_with_parent
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -47,6 +57,8 @@ class Worker(Protocol):
     def submit(self, plan: EpisodePlan) -> None: ...
 
     def collect(self) -> Any: ...  # the record; raises WorkerLost
+
+    def policy_call(self) -> str | None: ...  # the adapter call it is in (None: none, or unknown)
 
     def kill(self) -> None: ...
 
@@ -68,13 +80,14 @@ class _Busy:
 
 
 def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
-             failed_record, episode_timeout: float | None = None,
+             failed_record, policy_failed_record, episode_timeout: float | None = None,
              max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Iterator[Any]:
     """Run ``plans`` on ``workers`` workers of ``backend``; yield records as they finish.
 
     ``failed_record(plan, reason)`` makes the record of an episode whose
-    attempts are exhausted. Workers are shut down when the generator ends or
-    is closed.
+    attempts are exhausted; ``policy_failed_record(plan, reason)`` that of an
+    episode whose worker was lost inside an adapter call (recorded at once,
+    never retried). Workers are shut down when the generator ends or is closed.
     """
     pending = collections.deque(plans)
     reasons: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
@@ -109,14 +122,19 @@ def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
                          for w, job in busy.items() if w not in gone and now - job.started > episode_timeout]
             for worker, reason in lost:
                 job = busy.pop(worker)
+                in_policy = worker.policy_call()  # read before the kill: a hung worker is still in it
                 worker.kill()
                 tried = reasons[_key(job.plan)]
-                tried.append(reason)
-                if len(tried) < max_attempts:
-                    pending.appendleft(job.plan)  # same seed, on the next free worker
+                if in_policy is not None:  # the policy's failure, not a fault: recorded once
+                    message = f"the policy was running {in_policy} when its worker was lost: {reason}"
+                    yield _with_retries(policy_failed_record(job.plan, message), tried, len(tried) + 1)
                 else:
-                    message = f"gave up after {len(tried)} attempts; last: {reason}"
-                    yield _with_retries(failed_record(job.plan, message), tried, len(tried))
+                    tried.append(reason)
+                    if len(tried) < max_attempts:
+                        pending.appendleft(job.plan)  # same seed, on the next free worker
+                    else:
+                        message = f"gave up after {len(tried)} attempts; last: {reason}"
+                        yield _with_retries(failed_record(job.plan, message), tried, len(tried))
                 if pending:
                     idle.append(backend.spawn())
     finally:
@@ -157,15 +175,20 @@ def _with_retries(record, reasons: list[str], attempts: int):
 class EpisodeRunner:
     """What a worker holds: its adapter (behind a guard), env cache and the run request."""
 
-    def __init__(self, request, render: bool):
+    def __init__(self, request, render: bool, phase=None):
+        import contextlib
+
         from memobench.evaluation.envs import EnvCache
         from memobench.policies.adapter import AdapterGuard
         from memobench.policies.loader import policy_factory
 
+        mark = phase.call if phase is not None else None
         build = policy_factory(request.policy)
         self.tasks = {t.id: t for t in request.tasks}
         self.envs = EnvCache()
-        self.guard = AdapterGuard(build(), timeout=request.protocol.adapter_timeout, rebuild=build)
+        with mark("building the adapter") if mark else contextlib.nullcontext():
+            adapter = build()
+        self.guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout, rebuild=build, mark=mark)
         self.request, self.render = request, render
 
     def run(self, plan: EpisodePlan):
@@ -179,9 +202,10 @@ class EpisodeRunner:
 
 
 # -- local processes ----------------------------------------------------------------
-def _local_worker_main(conn, request, render: bool) -> None:
+def _local_worker_main(conn, request, render: bool, phase: PolicyPhase, parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # first: whatever follows may hang
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    runner = EpisodeRunner(request, render)
+    runner = EpisodeRunner(request, render, phase)
     while True:
         plan = conn.recv()
         if plan is None:
@@ -192,7 +216,9 @@ def _local_worker_main(conn, request, render: bool) -> None:
 class _LocalWorker:
     def __init__(self, context, request, render: bool):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_local_worker_main, args=(child, request, render), daemon=True)
+        self.phase = PolicyPhase(context)
+        self.process = context.Process(target=_local_worker_main, daemon=True,
+                                       args=(child, request, render, self.phase, os.getpid()))
         self.process.start()
         child.close()
         self.last_variant = None
@@ -206,6 +232,9 @@ class _LocalWorker:
         except (EOFError, OSError):
             self.process.join(timeout=5)
             raise WorkerLost(f"worker process died ({_exit_text(self.process.exitcode)})") from None
+
+    def policy_call(self) -> str | None:
+        return self.phase.policy_call()
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -266,6 +295,9 @@ class _RayWorker:
             raise  # cannot happen (EpisodeRunner.run catches): a harness bug, not a lost worker
         except ray.exceptions.RayError as e:  # actor died, node lost, OOM-killed, ...
             raise WorkerLost(f"Ray worker died ({type(e).__name__})") from None
+
+    def policy_call(self) -> str | None:
+        return None  # unknown: an actor's memory may be on another node (so a lost actor is retried)
 
     def kill(self) -> None:
         import ray

@@ -33,6 +33,7 @@ class Protocol(BaseModel):
     monitor_steps: int | None = Field(None, ge=0)  # post-goal window; None = each task's own
     fail_on_extra_pour: bool = True
     adapter_timeout: float = Field(300.0, ge=0)  # seconds per adapter call; 0 = no limit
+    clip_actions: bool = False  # clip actions outside [-1, 1] instead of failing the episode (adapter_error)
     # End an episode early, unsuccessful, once a policy that reports ``finished()`` holds a
     # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
     end_when_finished: bool = False
@@ -42,6 +43,17 @@ class Protocol(BaseModel):
 
     def monitor_steps_for(self, task: Task) -> int:
         return self.monitor_steps if self.monitor_steps is not None else task.spec.monitor_steps
+
+
+def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:
+    """A protocol as a ``run.json`` stores it, with every field it lacks at its default.
+
+    A ``run.json`` written before a field existed is read with that field's
+    default, so comparing protocols (``--resume``, report conditions) does not
+    see the missing key as a difference. Unknown keys are kept.
+    """
+    defaults = Protocol().model_dump(mode="json")
+    return {**defaults, **fields}
 
 
 @dataclass(frozen=True)

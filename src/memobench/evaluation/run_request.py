@@ -22,13 +22,23 @@ class RunRequest:
     video: str = "none"
     video_every: int = 0  # also a video frame every n steps between queries (0: query frames only)
     resume: bool = False
-    workers: int = 1  # processes; results do not depend on it
+    # Worker processes; results do not depend on it. 0 runs episodes in this process with the
+    # adapter handed to evaluate() (the default here; the CLI's default is 1, isolated).
+    workers: int = 0
     backend: str = "local"  # "local" (this machine) or "ray"
     ray_address: str | None = None  # a Ray cluster; None starts a local Ray
     episode_timeout: float | None = None  # seconds before a worker's episode counts as hung
     max_attempts: int = 3  # executions of an episode whose worker dies or hangs
 
+    def __post_init__(self) -> None:
+        if self.workers < 0:
+            raise ValueError(f"--workers must be 0 (in this process) or more, got {self.workers}")
+        if self.workers == 0 and self.episode_timeout:
+            raise ValueError("--episode-timeout needs a worker process to kill: use --workers 1 or more")
+        if self.workers == 0 and self.backend != "local":
+            raise ValueError(f"--backend {self.backend} needs --workers 1 or more")
+
     @property
     def in_process(self) -> bool:
         """Whether episodes run in this process (no isolation, so no timeout or retry)."""
-        return self.backend == "local" and self.workers == 1 and not self.episode_timeout
+        return self.workers == 0

@@ -8,11 +8,14 @@ caller's to write from :attr:`RunResult.records`
 Episodes already in the ledger are skipped, so a killed run resumes where
 it stopped without losing or repeating a finished episode.
 
-With ``workers > 1``, the Ray backend or an episode timeout, episodes run in
-worker processes (:mod:`memobench.evaluation.executors`), each with its own
-adapter (rebuilt from the run's policy block), env cache and guard; a worker
-that dies or hangs is replaced and its episode run again. The parent alone
-writes the ledger. An episode's record depends only on its seed, so the
+With ``workers >= 1`` episodes run in worker processes
+(:mod:`memobench.evaluation.executors`), each with its own adapter (rebuilt
+from the run's policy block), env cache and guard; a worker that dies or hangs
+is replaced and its episode run again, unless it died inside the policy (then
+the episode is an ``adapter_error``). ``workers = 0`` runs episodes in this
+process with the adapter handed in: no isolation, so a policy that ends the
+process ends the run. The parent alone writes the ledger, and holds the run
+folder's lock (:mod:`memobench.evaluation.lock`) while it does. An episode's record depends only on its seed, so the
 ledger holds the same records whatever the backend and worker count (in
 completion order, apart from timings).
 
@@ -34,6 +37,7 @@ from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.episode_job import run_one
 from memobench.evaluation.executors import LocalBackend, RayBackend, dispatch
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+from memobench.evaluation.lock import run_folder_lock
 from memobench.evaluation.protocol import EpisodePlan, plan_episode
 from memobench.evaluation.run_events import RunEvents
 from memobench.evaluation.run_folder import (
@@ -68,11 +72,18 @@ def evaluate(request: RunRequest, adapter: Any, events: RunEvents | None = None)
     :class:`~memobench.policies.adapter.ChunkLengthError` if the replan interval
     exceeds the adapter's declared chunk length; then
     :class:`~memobench.evaluation.run_folder.RunFolderError` if the output folder
-    cannot be used. At the end, ``run.json`` gets the interval actually kept
+    cannot be used (another run holds its lock, it cannot be created, or
+    :func:`~memobench.evaluation.run_folder.prepare_run_folder` refuses it). At the end,
+    ``run.json`` gets the interval actually kept
     (:func:`~memobench.evaluation.run_folder.write_replan_accounting`).
     """
     events = events or RunEvents()
     check_replan_steps(adapter, request.protocol.replan_steps)
+    with run_folder_lock(request.out_root):
+        return _evaluate_locked(request, adapter, events)
+
+
+def _evaluate_locked(request: RunRequest, adapter: Any, events: RunEvents) -> RunResult:
     out = request.out_root
     manifest = run_manifest(request.protocol, request.policy, request.tasks,
                             request.num_trials_per_task, request.video)
@@ -108,7 +119,7 @@ def evaluate(request: RunRequest, adapter: Any, events: RunEvents | None = None)
 
 def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool):
     """Yield the records of ``plans`` as the workers finish them."""
-    from memobench.evaluation.episode import env_error_record
+    from memobench.evaluation.episode import adapter_error_record, env_error_record
 
     if request.backend == "ray":
         backend = RayBackend(request, render, address=request.ray_address, num_cpus=request.workers)
@@ -117,4 +128,5 @@ def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool)
     tasks = {t.id: t for t in request.tasks}
     yield from dispatch(plans, backend, request.workers, episode_timeout=request.episode_timeout,
                         max_attempts=request.max_attempts,
-                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why))
+                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
+                        policy_failed_record=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why))

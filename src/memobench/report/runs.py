@@ -19,6 +19,7 @@ from typing import Any
 from memobench.core.records import EpisodeRecord
 from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
+from memobench.evaluation.protocol import stored_protocol
 from memobench.evaluation.run_folder import RUN_JSON
 from memobench.metrics.aggregate import summarize
 
@@ -186,7 +187,7 @@ def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
 
 def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[str, Any]) -> None:
     """Folders merged into one condition must mean the same thing per episode."""
-    pa, pb = a.get("protocol", {}), b.get("protocol", {})
+    pa, pb = stored_protocol(a.get("protocol", {})), stored_protocol(b.get("protocol", {}))
     diffs = [key for key in sorted(set(pa) | set(pb)) if pa.get(key) != pb.get(key)]
     if diffs:
         key = diffs[0]
