@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memobench.cli.eval_cmd import WORKERS_HELP, _fail
+from memobench.cli.common import fail as _fail
+from memobench.evaluation.execution import WORKERS_HELP
 from memobench.cli.progress import RunProgress
 from memobench.report.certify import MEMORYLESS_EPISODES, CertificationEvents
 

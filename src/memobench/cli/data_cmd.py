@@ -22,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from memobench.cli.eval_cmd import _fail
+from memobench.cli.common import fail as _fail
 
 app = typer.Typer(help="Check and convert demonstration datasets.", no_args_is_help=True)
 

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.eval_cmd import WORKERS_HELP, VideoMode, _fail, _load_policy, _parse_kwargs
+from memobench.cli.common import fail as _fail, load_policy as _load_policy, parse_kwargs as _parse_kwargs
+from memobench.evaluation.execution import WORKERS_HELP, VideoMode
 
 annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agreement.", no_args_is_help=True)
 
