@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 DEFAULT_POLICY = "expert"
+
+TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")]
+AdapterSpecOption = Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")]
+AdapterKwargsOption = Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

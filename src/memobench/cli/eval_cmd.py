@@ -9,27 +9,35 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.common import DEFAULT_POLICY, fail, load_policy, parse_kwargs, policy_label, select_tasks
+from memobench.cli.common import (
+    DEFAULT_POLICY,
+    AdapterKwargsOption,
+    AdapterSpecOption,
+    TasksOption,
+    fail,
+    load_policy,
+    parse_kwargs,
+    policy_label,
+    select_tasks,
+)
 from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 
-TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")]
 PolicyOption = Annotated[str | None, typer.Option(
     help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server).")]
-AdapterSpecOption = Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")]
-AdapterKwargsOption = Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")]
 
 
 @config_options(protocol=Flags(Protocol), execution=Flags(Execution))
 def eval_command(
+    *,  # protocol and execution: no default here, they stand for their flags
     tasks: TasksOption = "pilot",
     policy: PolicyOption = None,
     adapter_spec: AdapterSpecOption = None,
     adapter_kwargs: AdapterKwargsOption = "{}",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task.")] = 2,
-    protocol: Protocol = Protocol(),
-    execution: Execution = Execution(),
+    protocol: Protocol,
+    execution: Execution,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.cli.progress import RunProgress
