@@ -79,6 +79,16 @@ class EpisodePlan:
     binding: dict[str, Any]
     layout_seed: int
 
+    @property
+    def key(self) -> tuple[str, int]:
+        """The episode's identity in a run (retries are counted per key)."""
+        return (self.task_id, self.episode)
+
+    @property
+    def affinity(self) -> tuple[str, int]:
+        """Episodes of one (task, variant) share an env: a worker that built it gets the next one."""
+        return (self.task_id, self.variant)
+
 
 def plan_episode(task: Task, episode: int, seed_base: int) -> EpisodePlan:
     """The episode's seed, binding and layout seed: a pure function of (task, episode, seed base)."""
