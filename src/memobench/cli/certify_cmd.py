@@ -33,6 +33,19 @@ EXECUTION_FLAGS = Flags(Execution, exclude=("video", "video_every", "out_root", 
 PROTOCOL_FLAGS = Flags(Protocol, exclude=("memory_oracle",))
 
 
+MemorylessOption = Annotated[int, typer.Option(
+    min=1, help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
+                "experts'). More than the experts': their rates are judged against a 10-point margin.")]
+OutRootOption = Annotated[Path, typer.Option(
+    help="Folder for the four policies' runs and the verdicts (resumed if present).")]
+ReportOnlyOption = Annotated[bool, typer.Option(
+    help="Run no episode: judge from the records already in --out-root (a run in progress shows "
+         "what is there; missing episodes fail the rule).")]
+MarkdownOption = Annotated[Path | None, typer.Option(
+    help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
+         "file's notes marker are kept.")]
+
+
 class CertificationProgress(RunProgress, CertificationEvents):
     """Each policy's heading, then its run's progress bar."""
 
@@ -45,22 +58,12 @@ def certify_command(
     *,  # protocol and execution: no default here, they stand for their flags
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
     episodes: Annotated[int, typer.Option(min=1, help="Episodes per task of the expert and the slow expert.")] = 20,
-    memoryless_episodes: Annotated[int, typer.Option(
-        min=1, help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
-                    "experts'). More than the experts': their rates are judged against a 10-point margin.")]
-    = MEMORYLESS_EPISODES,
+    memoryless_episodes: MemorylessOption = MEMORYLESS_EPISODES,
     protocol: Protocol,
-    out_root: Annotated[Path, typer.Option(help="Folder for the four policies' runs and the verdicts (resumed if "
-                                                "present).")]
-    = Path("runs/certify"),
+    out_root: OutRootOption = Path("runs/certify"),
     execution: Execution,
-    report_only: Annotated[bool, typer.Option(
-        help="Run no episode: judge from the records already in --out-root (a run in progress shows "
-             "what is there; missing episodes fail the rule).")] = False,
-    markdown: Annotated[Path | None, typer.Option(
-        help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
-             "file's notes marker are kept.")]
-    = None,
+    report_only: ReportOnlyOption = False,
+    markdown: MarkdownOption = None,
 ) -> None:
     """Run the expert, the slow expert and the memoryless and reactive baselines on the same seeds
     (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
@@ -79,11 +82,8 @@ def certify_command(
                                               memoryless_episodes=blind, run=not report_only)
     except (RunFolderError, LedgerError) as e:  # LedgerError: --report-only reads the ledgers as they are
         raise fail(str(e)) from None
-    # No invocation wall time on the page: a resumed run's last invocation may have run nothing.
-    meta = {"command": _command_line(tasks, episodes, blind, protocol), "date": datetime.date.today().isoformat(),
-            "episodes": episodes, "memoryless_episodes": blind, "seed": protocol.seed,
-            "replan_steps": protocol.replan_steps}
-    certify.write_certification_markdown(certs, meta, [p for p in (out_root / "certification.md", markdown) if p])
+    certify.write_certification_markdown(certs, _meta(tasks, episodes, blind, protocol),
+                                         [p for p in (out_root / "certification.md", markdown) if p])
     _print_verdicts(console, certs, episodes, blind, protocol.seed)
     console.print(f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time "
                   f"{time.perf_counter() - start:.0f} s. Results: [bold]{out_root}[/] "
@@ -101,13 +101,16 @@ def _with_plans(selected: list) -> list:
     return selected
 
 
-def _command_line(tasks: str, episodes: int, blind: int, protocol: Protocol) -> str:
-    """The command that reproduces the certification: every protocol flag that is not at its default."""
+def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol) -> dict:
+    """The settings on the certification page, with the command that reproduces it (every protocol
+    flag not at its default). No invocation wall time: a resumed run's last invocation may have run nothing."""
     changed = {k: v for k, v in protocol.model_dump(mode="json").items()
                if k not in ("seed", "replan_steps") and v != Protocol.model_fields[k].default}
     flags = "".join(f" --{k.replace('_', '-')} {v}" for k, v in changed.items())
-    return (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
-            f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}")
+    command = (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
+               f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}")
+    return {"command": command, "date": datetime.date.today().isoformat(), "episodes": episodes,
+            "memoryless_episodes": blind, "seed": protocol.seed, "replan_steps": protocol.replan_steps}
 
 
 def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, seed: int) -> None:

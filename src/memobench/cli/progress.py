@@ -57,6 +57,22 @@ class RunProgress(RunEvents):
     def episodes_ended(self) -> None:
         self._stop()
 
+    def jobs_started(self, label: str, total: int) -> None:
+        self._stop()
+        self._progress = Progress(
+            TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+        )
+        self._progress.start()
+        self._bar = self._progress.add_task(label, total=total, last="")
+
+    def job_finished(self, summary: str) -> None:
+        if self._progress is not None:
+            self._progress.update(self._bar, advance=1, last=summary)
+
+    def jobs_ended(self) -> None:
+        self._stop()
+
     def _stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
