@@ -31,7 +31,7 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
     from memobench.metrics.rates import Rate
     from memobench.report import certify
 
-    def fake_run(tasks, episodes, protocol, out_root, events=None, workers=1, memoryless_episodes=None,
+    def fake_run(tasks, episodes, protocol, out_root, events=None, execution=None, memoryless_episodes=None,
                  run=True):
         rates = {"expert": Rate(episodes, episodes), "expert-slow": Rate(episodes, episodes),
                  "expert-memoryless": Rate(19, 100), "expert-reactive": Rate(0, 100)}

@@ -58,7 +58,7 @@ class ScriptedBackend:
 
 class FakeWorker:
     def __init__(self, backend, number):
-        self.backend, self.number, self.last_variant = backend, number, None
+        self.backend, self.number, self.last_affinity = backend, number, None
         self.fate, self.plan = None, None
 
     def submit(self, p):

@@ -117,12 +117,23 @@ def test_data_pool_workers_die_with_a_killed_command(tmp_path: Path) -> None:
     script.write_text(textwrap.dedent("""
         import time
 
-        from memobench.cli.data_cmd import _worker_pool
+        from memobench.data.jobs import ValidateJob, run_data_jobs
+        from memobench.evaluation.execution import Execution
+
+
+        class Sleeper:  # stands in for a long data job (the data commands' pool is the evaluation's)
+            def __init__(self, phase=None):
+                pass
+
+            def run(self, job):
+                time.sleep(3600)
+
 
         if __name__ == "__main__":
-            pool = _worker_pool(2)
-            futures = [pool.submit(time.sleep, 3600) for _ in range(2)]
-            time.sleep(3600)
+            import memobench.data.jobs as jobs
+
+            jobs.DataJobRunner = Sleeper
+            run_data_jobs("sleeping", [ValidateJob(f"f{i}", None, False) for i in range(2)], Execution(workers=2))
     """))
     command = subprocess.Popen([sys.executable, str(script)])
     try:

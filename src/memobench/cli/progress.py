@@ -57,7 +57,44 @@ class RunProgress(RunEvents):
     def episodes_ended(self) -> None:
         self._stop()
 
+    def jobs_started(self, label: str, total: int) -> None:
+        self._stop()
+        self._progress = Progress(
+            TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+        )
+        self._progress.start()
+        self._bar = self._progress.add_task(label, total=total, last="")
+
+    def job_finished(self, summary: str) -> None:
+        if self._progress is not None:
+            self._progress.update(self._bar, advance=1, last=summary)
+
+    def jobs_ended(self) -> None:
+        self._stop()
+
     def _stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+class SweepProgress(RunProgress):
+    """The sweep's plan, a line per run, then that run's progress bar (the sweep's events)."""
+
+    def __init__(self, label: str, root, console: Console | None = None) -> None:
+        super().__init__(console)
+        self.label, self.root, self.total = label, root, 0
+
+    def sweep_planned(self, points: list, tasks: int, trials: int) -> None:
+        self.total = len(points)
+        self.console.print(f"Sweep of {self.label}: {len(points)} runs x {tasks} tasks x {trials} episodes "
+                           f"into {self.root}")
+
+    def sweep_run_started(self, index: int, point) -> None:
+        oracle = f" oracle={point.memory_oracle}" if point.memory_oracle else ""
+        self.console.print(f"[bold]run {index + 1}/{self.total}[/]: k={point.replan_steps}{oracle} -> "
+                           f"{point.out_root}")
+
+    def sweep_run_ended(self, point, ran: int, skipped: int) -> None:
+        self.console.print(f"  ran {ran} episodes" + (f", {skipped} already in the ledger" if skipped else ""))

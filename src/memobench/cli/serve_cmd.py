@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.eval_cmd import _load_policy, _parse_kwargs
+from memobench.cli.common import fail, load_policy, parse_kwargs
 from memobench.policies.serve_guard import TOKEN_ENV
 
 
@@ -28,20 +28,19 @@ def serve_command(
         "'Authorization: Bearer TOKEN' or ?token=TOKEN."))] = None,
 ) -> None:
     """Serve a policy; evaluate it from anywhere with --policy remote --adapter-kwargs '{"port": PORT}'."""
-    from memobench.cli.eval_cmd import _fail
     from memobench.policies.loader import policy_factory
     from memobench.policies.remote import PolicyServer
 
     if not (policy or adapter_spec):
-        raise _fail("give --policy or --adapter-spec: the policy to serve")
-    adapter, block = _load_policy(policy, adapter_spec, _parse_kwargs(adapter_kwargs))
+        raise fail("give --policy or --adapter-spec: the policy to serve")
+    adapter, block = load_policy(policy, adapter_spec, parse_kwargs(adapter_kwargs))
     console = Console(stderr=True)
     try:
         server = PolicyServer(adapter, host, port, per_connection=policy_factory(block) if per_connection else None,
                               announce=lambda message: console.print(f"[yellow]{message}"),
                               max_frame_bytes=int(max_frame_mb * 2**20), token=token or None)
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
     label = block.get("name") or block.get("adapter_spec")
     sharing = "an adapter per client" if per_connection else "one adapter shared by all clients"
     guard = "token required" if token else "no token (anyone who reaches the port may query it)"

@@ -24,3 +24,13 @@ class RunEvents:
 
     def episodes_ended(self) -> None:
         """The last episode finished. Not called when the run raises."""
+
+    # -- a batch of other long jobs (collecting, rendering, validating task files) ----------
+    def jobs_started(self, label: str, total: int) -> None:
+        """``total`` jobs of the kind ``label`` (e.g. "collecting") are about to run."""
+
+    def job_finished(self, summary: str) -> None:
+        """One job finished; ``summary`` says what it gave (one line)."""
+
+    def jobs_ended(self) -> None:
+        """The batch's last job finished. Not called when it raises."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memobench.core.suite import Task
+from memobench.evaluation.execution import check_execution
 from memobench.evaluation.protocol import Protocol
 
 
@@ -31,12 +32,7 @@ class RunRequest:
     max_attempts: int = 3  # executions of an episode whose worker dies or hangs
 
     def __post_init__(self) -> None:
-        if self.workers < 0:
-            raise ValueError(f"--workers must be 0 (in this process) or more, got {self.workers}")
-        if self.workers == 0 and self.episode_timeout:
-            raise ValueError("--episode-timeout needs a worker process to kill: use --workers 1 or more")
-        if self.workers == 0 and self.backend != "local":
-            raise ValueError(f"--backend {self.backend} needs --workers 1 or more")
+        check_execution(self.workers, self.episode_timeout, self.backend, self.ray_address)
 
     @property
     def in_process(self) -> bool:

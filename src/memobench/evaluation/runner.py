@@ -27,6 +27,7 @@ draws it as a progress bar).
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from memobench.core.records import EpisodeRecord
 from memobench.core.suite import Task
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.episode_job import run_one
-from memobench.evaluation.executors import LocalBackend, RayBackend, dispatch
+from memobench.evaluation.executors import EpisodeRunner, run_jobs
 from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
 from memobench.evaluation.lock import run_folder_lock
 from memobench.evaluation.protocol import EpisodePlan, plan_episode
@@ -121,12 +122,9 @@ def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool)
     """Yield the records of ``plans`` as the workers finish them."""
     from memobench.evaluation.episode import adapter_error_record, env_error_record
 
-    if request.backend == "ray":
-        backend = RayBackend(request, render, address=request.ray_address, num_cpus=request.workers)
-    else:
-        backend = LocalBackend(request, render)
     tasks = {t.id: t for t in request.tasks}
-    yield from dispatch(plans, backend, request.workers, episode_timeout=request.episode_timeout,
-                        max_attempts=request.max_attempts,
-                        failed_record=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
-                        policy_failed_record=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why))
+    yield from run_jobs(plans, functools.partial(EpisodeRunner, request, render), workers=request.workers,
+                        backend=request.backend, ray_address=request.ray_address,
+                        job_timeout=request.episode_timeout, max_attempts=request.max_attempts,
+                        failed_result=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
+                        lost_in_policy=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why))

@@ -34,6 +34,7 @@ from typing import Any
 
 from memobench.core.records import EpisodeRecord
 from memobench.core.suite import Task
+from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_events import RunEvents
 from memobench.metrics.rates import Rate
@@ -287,6 +288,14 @@ def _low_chance_lines(certs: list[Certificate]) -> list[str]:
             "the verdict.", ""]
 
 
+def write_certification_markdown(certs: list[Certificate], meta: dict[str, Any], paths: list[Path]) -> None:
+    """The certification's Markdown into each of ``paths``, keeping each file's hand-written notes."""
+    text = certification_markdown(certs, meta)
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(keep_hand_notes(text, path.read_text() if path.exists() else None))
+
+
 def keep_hand_notes(generated: str, previous: str | None) -> str:
     """``generated``, followed by ``previous`` from :data:`NOTES_MARKER` on (nothing if it has no marker)."""
     if previous is None or NOTES_MARKER not in previous:
@@ -303,14 +312,17 @@ class CertificationEvents(RunEvents):
 
 
 def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
-                      events: CertificationEvents | None = None, workers: int = 1,
+                      events: CertificationEvents | None = None, execution: Execution | None = None,
                       memoryless_episodes: int | None = None, run: bool = True) -> list[Certificate]:
     """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
     ``out_root``) and judge each task.
 
     The solvers run ``episodes`` episodes per task, the memoryless baselines
-    :func:`memoryless_episode_count`. With ``run=False`` no episode runs: the verdicts
-    come from the records already in ``out_root`` (a policy without records fails)."""
+    :func:`memoryless_episode_count`. ``execution`` says where episodes run (workers,
+    backend, retries; its video, out-root and resume settings are not used: each policy's
+    run resumes in ``out_root/<policy>``, without videos). With ``run=False`` no episode
+    runs: the verdicts come from the records already in ``out_root`` (a policy without
+    records fails)."""
     from memobench.evaluation.run_request import RunRequest
     from memobench.evaluation.runner import evaluate
     from memobench.metrics.export import write_summary
@@ -318,6 +330,7 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
 
     events = events or CertificationEvents()
     blind = memoryless_episode_count(episodes, memoryless_episodes)
+    fields = (execution or Execution()).request_fields()
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
         trials = blind if name in BLIND else episodes
@@ -328,7 +341,7 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
             policy_protocol = protocol.model_copy(update={"end_when_finished": name in BLIND})
             request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=policy_protocol,
                                  out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}},
-                                 resume=True, workers=workers)
+                                 **{**fields, "resume": True, "video": "none", "video_every": 0})
             result = evaluate(request, build_adapter(builtin_spec(name)), events)
             write_summary(result.records, request.out_root)
         ledgers[name] = _read_ledger(out_root / name)

@@ -21,8 +21,10 @@ the number of tests.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from memobench.core.records import EpisodeRecord
 from memobench.core.spec import MemoryOp
@@ -34,7 +36,7 @@ from memobench.metrics.paired import (
 )
 from memobench.report.oracle import shared_episodes
 from memobench.report.runs import task_sort_key
-from memobench.report.table_formats import DASH, Table, pct
+from memobench.report.table_formats import DASH, Table, pct, to_csv, to_markdown
 
 BINARY_METRICS = ("SR", "TSR")
 RATE_METRICS = ("CSR", "avg_score", "MSR", "MUR", "MCR")
@@ -130,3 +132,11 @@ def comparison_table(rows: Sequence[Comparison], label_a: str, label_b: str) -> 
 def comparisons_json(rows: Sequence[Comparison], label_a: str, label_b: str) -> dict:
     return {"a": label_a, "b": label_b, "alpha": ALPHA,
             "comparisons": [{**asdict(c), "significant": c.significant} for c in rows]}
+
+
+def write_comparison(out: Path, rows: Sequence[Comparison], table: Table, label_a: str, label_b: str) -> None:
+    """``compare.md``, ``compare.csv`` and ``compare.json`` of ``rows`` (``table``: their table) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.md").write_text(to_markdown(table))
+    (out / "compare.csv").write_text(to_csv(table))
+    (out / "compare.json").write_text(json.dumps(comparisons_json(rows, label_a, label_b), indent=2) + "\n")
