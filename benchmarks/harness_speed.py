@@ -43,13 +43,17 @@ class _NoopWithImages(NoopPolicy):
     needs_images = True
 
 
-def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0,
-                adapter=None) -> float:
+def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0, adapter=None) -> float:
     """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this process)."""
     with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                             policy={"name": policy, "adapter_kwargs": {}}, workers=workers)
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=episodes,
+            out_root=Path(out),
+            protocol=Protocol(horizon=horizon, adapter_timeout=0),
+            policy={"name": policy, "adapter_kwargs": {}},
+            workers=workers,
+        )
         start = time.perf_counter()
         evaluate(request, adapter or NoopPolicy())
         return time.perf_counter() - start
@@ -68,9 +72,15 @@ def run_naive(task, episodes: int, horizon: int, replan: int = 5) -> float:
             f.write(task.bddl(plan.binding))
             f.flush()
             with _quiet():
-                env = env_cls(bddl_file_name=f.name, camera_heights=CAMERA_SIZE, camera_widths=CAMERA_SIZE,
-                              camera_names=list(CAMERAS.values()), hard_reset=True, ignore_done=True,
-                              horizon=10**9)
+                env = env_cls(
+                    bddl_file_name=f.name,
+                    camera_heights=CAMERA_SIZE,
+                    camera_widths=CAMERA_SIZE,
+                    camera_names=list(CAMERAS.values()),
+                    hard_reset=True,
+                    ignore_done=True,
+                    horizon=10**9,
+                )
                 with scoped_global_numpy_seed(plan.layout_seed):
                     obs = env.reset()
         for _ in range(10):  # the protocol's stabilisation steps
@@ -98,10 +108,14 @@ def naive(args) -> None:
     images_s = run_harness(task, n, h, adapter=_NoopWithImages())
     print(f"{task.id}, noop policy, {n} episodes x {h} steps, replan 5, cameras {CAMERA_SIZE}x{CAMERA_SIZE}")
     print(f"naive LIBERO loop           : {per_hour(n, naive_s):8.0f} episodes/h ({naive_s:.1f} s)")
-    print(f"harness, policy sees images : {per_hour(n, images_s):8.0f} episodes/h ({images_s:.1f} s)"
-          f"  ratio {naive_s / images_s:.2f}x")
-    print(f"harness, camera-free        : {per_hour(n, free_s):8.0f} episodes/h ({free_s:.1f} s)"
-          f"  ratio {naive_s / free_s:.2f}x")
+    print(
+        f"harness, policy sees images : {per_hour(n, images_s):8.0f} episodes/h ({images_s:.1f} s)"
+        f"  ratio {naive_s / images_s:.2f}x"
+    )
+    print(
+        f"harness, camera-free        : {per_hour(n, free_s):8.0f} episodes/h ({free_s:.1f} s)"
+        f"  ratio {naive_s / free_s:.2f}x"
+    )
 
 
 def scaling(args) -> None:
@@ -127,9 +141,13 @@ def memory(args) -> None:
     task = Suite.load().get(TASK)
     samples: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=args.episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=args.horizon, adapter_timeout=0),
-                             policy={"name": "expert", "adapter_kwargs": {}})
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=args.episodes,
+            out_root=Path(out),
+            protocol=Protocol(horizon=args.horizon, adapter_timeout=0),
+            policy={"name": "expert", "adapter_kwargs": {}},
+        )
         from memobench.policies.loader import build_adapter, builtin_spec
 
         class Sampler(RunEvents):

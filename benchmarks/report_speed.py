@@ -58,8 +58,10 @@ def main() -> None:
         print(f"episodes: {episodes} in {len(folders)} runs x {len(SUITE_SHAPE)} tasks")
         print(f"read ledgers:   wall {read_s:7.3f} s  cpu {read_cpu:7.3f} s  (1.0x)")
         print(f"load + tables:  wall {tables_s:7.3f} s  cpu {tables_cpu:7.3f} s  ({tables_s / read_s:.1f}x reading)")
-        print(f"whole report:   wall {report_s:7.3f} s  cpu {report_cpu:7.3f} s  ({report_s / read_s:.1f}x reading), "
-              f"{len(result.files)} files")
+        print(
+            f"whole report:   wall {report_s:7.3f} s  cpu {report_cpu:7.3f} s  ({report_s / read_s:.1f}x reading), "
+            f"{len(result.files)} files"
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

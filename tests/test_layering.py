@@ -74,8 +74,7 @@ print(json.dumps({{"loaded": sorted(sys.modules)}}))
 def test_every_module_belongs_to_a_layer() -> None:
     """A new package or a module at the package root must be given a layer here (and in the docs)."""
     stray = sorted(str(p.relative_to(PACKAGE_ROOT)) for p in PACKAGE_ROOT.glob("*.py") if p.name != "__init__.py")
-    unplaced = sorted(p.name for p in PACKAGE_ROOT.iterdir()
-                      if (p / "__init__.py").exists() and p.name not in LEVEL)
+    unplaced = sorted(p.name for p in PACKAGE_ROOT.iterdir() if (p / "__init__.py").exists() and p.name not in LEVEL)
     assert stray == [] and unplaced == []
 
 
@@ -95,21 +94,26 @@ def imported_packages(path: Path) -> list[tuple[int, str]]:
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             # ``from memobench import core`` names the package in the alias
-            targets = ([f"memobench.{alias.name}" for alias in node.names] if node.module == "memobench"
-                       else [node.module])
+            targets = (
+                [f"memobench.{alias.name}" for alias in node.names] if node.module == "memobench" else [node.module]
+            )
         else:
             continue
-        found += [(node.lineno, t.split(".")[1]) for t in targets
-                  if t.startswith("memobench.") and t.split(".")[1] in LEVEL]
+        found += [
+            (node.lineno, t.split(".")[1]) for t in targets if t.startswith("memobench.") and t.split(".")[1] in LEVEL
+        ]
     return found
 
 
 @pytest.mark.parametrize("package", list(LEVEL))
 def test_no_import_in_the_source_points_up(package: str) -> None:
     above = forbidden_for(package)
-    offenders = [f"{path.relative_to(PACKAGE_ROOT)}:{line} imports memobench.{target}"
-                 for path in sorted((PACKAGE_ROOT / package).rglob("*.py"))
-                 for line, target in imported_packages(path) if target in above]
+    offenders = [
+        f"{path.relative_to(PACKAGE_ROOT)}:{line} imports memobench.{target}"
+        for path in sorted((PACKAGE_ROOT / package).rglob("*.py"))
+        for line, target in imported_packages(path)
+        if target in above
+    ]
     assert offenders == []
 
 
@@ -143,8 +147,16 @@ def test_only_the_cli_draws() -> None:
         if path.relative_to(PACKAGE_ROOT).parts[0] == "cli":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            offenders += [f"{path.relative_to(PACKAGE_ROOT)}:{node.lineno} imports {n}"
-                          for n in names if n.split(".")[0] == "rich"]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [
+                f"{path.relative_to(PACKAGE_ROOT)}:{node.lineno} imports {n}"
+                for n in names
+                if n.split(".")[0] == "rich"
+            ]
     assert offenders == []

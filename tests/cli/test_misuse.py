@@ -68,8 +68,7 @@ def _eval(out: Path, *extra: str) -> list[str]:
 
 
 def test_resume_with_a_bad_ledger_line_names_file_and_line_and_keeps_the_data(tmp_path: Path) -> None:
-    (tmp_path / RUN_JSON).write_text(json.dumps({"protocol": {}, "policy": {}, "tasks": {},
-                                                 "num_trials_per_task": 1}))
+    (tmp_path / RUN_JSON).write_text(json.dumps({"protocol": {}, "policy": {}, "tasks": {}, "num_trials_per_task": 1}))
     ledger = tmp_path / LEDGER_FILENAME
     ledger.write_text("not a record\n")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
@@ -83,10 +82,13 @@ def test_resume_with_an_unreadable_run_json_is_refused(tmp_path: Path) -> None:
     assert (tmp_path / RUN_JSON).read_text() == "{truncated"
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--workers", "0", "--episode-timeout", "5"], "--episode-timeout needs a worker process to kill"),
-    (["--workers", "0", "--backend", "ray"], "--backend ray needs --workers 1 or more"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--workers", "0", "--episode-timeout", "5"], "--episode-timeout needs a worker process to kill"),
+        (["--workers", "0", "--backend", "ray"], "--backend ray needs --workers 1 or more"),
+    ],
+)
 def test_in_process_runs_refuse_what_needs_a_worker(tmp_path: Path, extra: list[str], message: str) -> None:
     fails_with(_eval(tmp_path / "o", *extra), message)
     assert not (tmp_path / "o").exists()

@@ -14,8 +14,18 @@ runner = CliRunner(env={"COLUMNS": "250"})
 def test_eval_sweep_and_certify_offer_the_protocol_flags_with_their_aliases() -> None:
     for command in ("eval", "sweep", "certify"):
         text = runner.invoke(app, [command, "--help"]).output
-        for flag in ("--seed", "--horizon", "--stabilization-steps", "--adapter-timeout", "--post-stage-steps",
-                     "--fail-on-extra-pour", "--clip-actions", "--workers", "--backend", "--max-attempts"):
+        for flag in (
+            "--seed",
+            "--horizon",
+            "--stabilization-steps",
+            "--adapter-timeout",
+            "--post-stage-steps",
+            "--fail-on-extra-pour",
+            "--clip-actions",
+            "--workers",
+            "--backend",
+            "--max-attempts",
+        ):
             assert flag in text, f"{command} lacks {flag}"
         assert "--camera-size" not in text and "--end-when-finished" not in text
 

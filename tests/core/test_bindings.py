@@ -120,9 +120,7 @@ BINDING = {
 
 def test_render_template_fills_names_and_keys() -> None:
     text = "(Open {{drawer.region}}) (On {{ item }} plate_1) {{item}}"
-    assert render_template(text, BINDING) == (
-        "(Open wooden_cabinet_1_top_region) (On butter_1 plate_1) butter_1"
-    )
+    assert render_template(text, BINDING) == ("(Open wooden_cabinet_1_top_region) (On butter_1 plate_1) butter_1")
     assert render_template("no placeholders here", {}) == "no placeholders here"
 
 

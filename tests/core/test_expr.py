@@ -33,9 +33,7 @@ def call(func: str, *args: object) -> Call:
 
 def test_parse_task_examples() -> None:
     drawer = Ref("drawer")
-    assert parse("and(was_open($drawer), closed($drawer))") == And(
-        (call("was_open", drawer), call("closed", drawer))
-    )
+    assert parse("and(was_open($drawer), closed($drawer))") == And((call("was_open", drawer), call("closed", drawer)))
     assert parse("in(butter_1, $drawer)") == call("in", "butter_1", drawer)
     assert parse("pour_count(tomato_sauce_1, bowl_1) >= 2") == Compare(
         ">=", call("pour_count", "tomato_sauce_1", "bowl_1"), Num(2)
@@ -67,9 +65,7 @@ def test_call_forms_equal_infix_forms() -> None:
 
 
 def test_terms() -> None:
-    assert parse("f(1, 2.5, .5, -0.25, 1e-3)") == Call(
-        "f", (Num(1), Num(2.5), Num(0.5), Num(-0.25), Num(0.001))
-    )
+    assert parse("f(1, 2.5, .5, -0.25, 1e-3)") == Call("f", (Num(1), Num(2.5), Num(0.5), Num(-0.25), Num(0.001)))
     assert parse("f($bind.key, $x)") == Call("f", (Ref("bind", "key"), Ref("x")))
     assert parse("any_on([milk_2, $m, milk_3], plate_1)") == Call(
         "any_on", (ListLit((Name("milk_2"), Ref("m"), Name("milk_3"))), Name("plate_1"))
@@ -189,8 +185,7 @@ def test_substitute_names_lists_keys_and_numbers() -> None:
     }
     out = substitute(expr, binding)
     assert out == parse(
-        "on(milk_1, plate_1) and not any_on([milk_2, milk_3], plate_1)"
-        " and in(x, wooden_cabinet_1_top_region)"
+        "on(milk_1, plate_1) and not any_on([milk_2, milk_3], plate_1) and in(x, wooden_cabinet_1_top_region)"
     )
     assert refs(out) == set()
     assert substitute(parse("held(x, $n)"), {"n": 3}) == Call("held", (Name("x"), Num(3)))
@@ -203,9 +198,7 @@ def test_substitute_unbound_names_it_and_lists_available() -> None:
 
 
 def test_substitute_missing_key_lists_keys() -> None:
-    with pytest.raises(
-        ExprError, match=r"\$d\.handle: \$d has no key 'handle' \(keys: joint, region\)"
-    ):
+    with pytest.raises(ExprError, match=r"\$d\.handle: \$d has no key 'handle' \(keys: joint, region\)"):
         substitute(parse("open($d.handle)"), {"d": {"region": "r", "joint": "j"}})
 
 

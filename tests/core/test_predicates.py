@@ -51,9 +51,7 @@ def seq(name: str, values: str) -> list[dict]:
 
 
 def merge(*frame_lists: list[dict]) -> list[dict]:
-    return [
-        dict(kv for f in frames for kv in f.items()) for frames in zip(*frame_lists, strict=True)
-    ]
+    return [dict(kv for f in frames for kv in f.items()) for frames in zip(*frame_lists, strict=True)]
 
 
 def bits(values: list[bool]) -> str:
@@ -123,9 +121,7 @@ def test_any_and_all_query_each_element() -> None:
     view.facts[("on", "milk_2", "plate_1")] = True
     assert compile_predicate(parse("all_on([milk_2, milk_3], plate_1)")).evaluate(view) is True
     assert compile_predicate(parse("any_open([d1, d2])")).evaluate(FakeView({("open", "d2"): True}))
-    assert not compile_predicate(parse("all_closed([d1, d2])")).evaluate(
-        FakeView({("closed", "d2"): True})
-    )
+    assert not compile_predicate(parse("all_closed([d1, d2])")).evaluate(FakeView({("closed", "d2"): True}))
     # Empty lists: any is false, all is vacuously true.
     assert compile_predicate(parse("any_in([], basket)")).evaluate(FakeView()) is False
     assert compile_predicate(parse("all_in([], basket)")).evaluate(FakeView()) is True

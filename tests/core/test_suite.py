@@ -100,8 +100,7 @@ def test_spec_hash_is_stable_and_content_sensitive(suite: Suite) -> None:
     assert again.spec_hash == task.spec_hash
     changed = Task(task.spec, task.bddl_template + " ", task.folder)
     assert changed.spec_hash != task.spec_hash
-    retimed = Task(task.spec.model_copy(update={"horizon": task.spec.horizon + 1}), task.bddl_template,
-                   task.folder)
+    retimed = Task(task.spec.model_copy(update={"horizon": task.spec.horizon + 1}), task.bddl_template, task.folder)
     assert retimed.spec_hash != task.spec_hash
 
 

@@ -92,25 +92,17 @@ def test_history_before_eligibility_does_not_count() -> None:
 
 
 def test_cascading_completion_in_one_step() -> None:
-    tracker = CheckpointTracker(
-        [cp("open(d)"), cp("was_open(d)", U), cp("grasped(o) and open(d)", C), cp("lifted(o)")]
-    )
-    frames = frames_from(
-        {("open", "d"): "001", ("grasped", "o"): "011", ("lifted", "o"): "0001"}, 4
-    )
+    tracker = CheckpointTracker([cp("open(d)"), cp("was_open(d)", U), cp("grasped(o) and open(d)", C), cp("lifted(o)")])
+    frames = frames_from({("open", "d"): "001", ("grasped", "o"): "011", ("lifted", "o"): "0001"}, 4)
     # Steps 0-1: nothing eligible holds. Step 2: three complete at once (history of 1 starts at 2).
     assert drive(tracker, frames) == {2: [0, 1, 2], 3: [3]}
     assert tracker.completed_steps == [2, 2, 2, 3]
 
 
 def test_optional_does_not_block_and_scores() -> None:
-    tracker = CheckpointTracker(
-        [cp("on(a, p)"), cp("on(b, p)", U, optional=True), cp("on(c, p)", U)]
-    )
+    tracker = CheckpointTracker([cp("on(a, p)"), cp("on(b, p)", U, optional=True), cp("on(c, p)", U)])
     # b holds at step 0 but is not eligible until a completes (step 1).
-    frames = frames_from(
-        {("on", "b", "p"): "10001", ("on", "a", "p"): "01", ("on", "c", "p"): "001"}, 4
-    )
+    frames = frames_from({("on", "b", "p"): "10001", ("on", "a", "p"): "01", ("on", "c", "p"): "001"}, 4)
     assert drive(tracker, frames) == {1: [0], 2: [2]}
     assert tracker.completed_steps == [1, None, 2]
     assert tracker.stages_complete and tracker.finished

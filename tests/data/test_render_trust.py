@@ -48,12 +48,15 @@ def test_a_crafted_bddl_is_refused_and_the_file_kept(tmp_path):
     assert path.read_bytes() == before and not list(tmp_path.glob("*.partial")) and not marker.exists()
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"variant": 3}, "data/demo_0 attribute 'variant' is 3; T03-check-all-drawers has variants 0..0"),
-    ({"variant": "0"}, "attribute 'variant' is '0'"),
-    ({"bddl": None}, "attribute 'bddl' is NoneType, not text"),
-    ({"task_id": "T01-check-top-drawer"}, "data attribute 'task_id' is 'T01-check-top-drawer'"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"variant": 3}, "data/demo_0 attribute 'variant' is 3; T03-check-all-drawers has variants 0..0"),
+        ({"variant": "0"}, "attribute 'variant' is '0'"),
+        ({"bddl": None}, "attribute 'bddl' is NoneType, not text"),
+        ({"task_id": "T01-check-top-drawer"}, "data attribute 'task_id' is 'T01-check-top-drawer'"),
+    ],
+)
 def test_a_demo_file_naming_another_scene_is_refused(tmp_path, change, message):
     path = demo_file(tmp_path, **change)
     attrs, demos = read_task_file(path, images=False)

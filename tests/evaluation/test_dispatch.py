@@ -134,8 +134,10 @@ def test_a_worker_lost_inside_the_policy_is_the_policys_failure_recorded_once():
     records = {r.key: r for r in run([plan("A", e) for e in range(3)], backend)}
     assert len(records) == 3
     lost = records[("A", 1)]
-    assert lost.error == ("policy: the policy was running infer_actions() when its worker was lost: "
-                          "worker process died (killed by SIGKILL)")
+    assert lost.error == (
+        "policy: the policy was running infer_actions() when its worker was lost: "
+        "worker process died (killed by SIGKILL)"
+    )
     assert lost.attempts == 1 and lost.retry_reasons == []
     assert [key for _, key, _ in backend.log].count(("A", 1)) == 1  # not run again
     assert backend.spawned == 3  # the dead worker was replaced for the episodes left
@@ -145,8 +147,10 @@ def test_a_policy_still_running_at_the_episode_timeout_is_the_policys_failure():
     backend = ScriptedBackend({("A", 0): ["die", "hang in policy"]})
     records = {r.key: r for r in run([plan("A", e) for e in range(2)], backend, episode_timeout=0.2)}
     hung = records[("A", 0)]
-    assert hung.error.startswith("policy: the policy was running infer_actions() when its worker was lost: "
-                                 "episode ran past --episode-timeout 0.2 s")
+    assert hung.error.startswith(
+        "policy: the policy was running infer_actions() when its worker was lost: "
+        "episode ran past --episode-timeout 0.2 s"
+    )
     # an earlier loss in the simulator stays on the record
     assert hung.attempts == 2 and hung.retry_reasons == ["worker process died (killed by SIGKILL)"]
 
@@ -164,8 +168,9 @@ def test_a_free_worker_takes_the_next_episode_of_the_variant_it_has_built():
 
 def test_closing_the_generator_early_kills_the_workers():
     backend = ScriptedBackend()
-    gen = dispatch([plan("A", e) for e in range(4)], backend, 2, failed_record=failed,
-                   policy_failed_record=policy_failed)
+    gen = dispatch(
+        [plan("A", e) for e in range(4)], backend, 2, failed_record=failed, policy_failed_record=policy_failed
+    )
     next(gen)
     gen.close()
     assert backend.shut and backend.killed == 2

@@ -63,6 +63,7 @@ def test_a_finished_policy_in_a_still_scene_ends_early_with_the_horizons_outcome
     plan = plan_episode(task, 0, 7)
     env = SimEnv(task.bddl(plan.binding))
     try:
+
         def run(adapter, early: bool):
             protocol = Protocol(horizon=150, adapter_timeout=0, end_when_finished=early)
             return run_episode(task, plan, env, AdapterGuard(adapter, timeout=None), protocol).record

@@ -27,8 +27,10 @@ def test_a_second_holder_is_refused_naming_the_first(tmp_path: Path) -> None:
         assert path.read_text() == f"{os.getpid()}\n"
         with pytest.raises(RunFolderLocked) as info, run_folder_lock(tmp_path / "run"):
             pass
-        assert str(info.value) == (f"{tmp_path / 'run'} is in use by another run (pid {os.getpid()}, holding "
-                                   f"{LOCK_FILENAME}); wait for it to finish, or choose another --out-root")
+        assert str(info.value) == (
+            f"{tmp_path / 'run'} is in use by another run (pid {os.getpid()}, holding "
+            f"{LOCK_FILENAME}); wait for it to finish, or choose another --out-root"
+        )
     assert not path.exists()  # released and removed
     with run_folder_lock(tmp_path / "run"):  # free again
         pass
@@ -69,8 +71,10 @@ def test_a_folder_that_cannot_be_used_is_a_one_line_error(tmp_path: Path, make: 
         tmp_path.chmod(0o500)
         out = tmp_path / "run"
     try:
-        with pytest.raises(RunFolderError, match=r"^--out-root .+: cannot use it as a run folder \(.+\)$"), \
-                run_folder_lock(out):
+        with (
+            pytest.raises(RunFolderError, match=r"^--out-root .+: cannot use it as a run folder \(.+\)$"),
+            run_folder_lock(out),
+        ):
             pass
     finally:
         tmp_path.chmod(0o700)
@@ -80,25 +84,35 @@ def test_a_folder_that_cannot_be_used_is_a_one_line_error(tmp_path: Path, make: 
 
 def test_evaluate_refuses_a_folder_another_run_holds_before_touching_it(tmp_path: Path) -> None:
     task = Suite.load().get("T03-check-all-drawers")
-    request = RunRequest(tasks=[task], num_trials_per_task=1, protocol=Protocol(horizon=5), out_root=tmp_path,
-                         policy={"name": "noop", "adapter_kwargs": {}}, resume=True)
+    request = RunRequest(
+        tasks=[task],
+        num_trials_per_task=1,
+        protocol=Protocol(horizon=5),
+        out_root=tmp_path,
+        policy={"name": "noop", "adapter_kwargs": {}},
+        resume=True,
+    )
     with run_folder_lock(tmp_path):
         with pytest.raises(RunFolderLocked):
             evaluate(request, NoopPolicy())
         assert sorted(p.name for p in tmp_path.iterdir()) == [LOCK_FILENAME]  # no run.json, no ledger
 
 
-@pytest.mark.parametrize("command", [
-    ["eval", "--policy", "noop", "--resume"],
-    ["sweep", "--policy", "noop", "--replan-steps", "5", "--no-report"],
-    ["certify"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["eval", "--policy", "noop", "--resume"],
+        ["sweep", "--policy", "noop", "--replan-steps", "5", "--no-report"],
+        ["certify"],
+    ],
+)
 def test_the_commands_give_a_one_line_error_with_exit_2(tmp_path: Path, command: list[str]) -> None:
     folder = tmp_path / "run"
     # sweep writes <root>/<label>-r5, certify <root>/<policy>: lock the folder the command writes
     locked = {"eval": folder, "sweep": folder / "noop-r5", "certify": folder / "expert"}[command[0]]
     with run_folder_lock(locked):
-        result = CliRunner().invoke(app, [*command, "--tasks", "T03", "--out-root", str(folder)],
-                                    env={"COLUMNS": "400", "NO_COLOR": "1"})
+        result = CliRunner().invoke(
+            app, [*command, "--tasks", "T03", "--out-root", str(folder)], env={"COLUMNS": "400", "NO_COLOR": "1"}
+        )
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1].startswith(f"error: {locked} is in use by another run")

@@ -66,4 +66,3 @@ def test_the_parent_reads_the_call_a_dead_child_was_in() -> None:
     child.join(60)
     assert child.exitcode == 3
     assert phase.policy_call() == "infer_actions()"
-

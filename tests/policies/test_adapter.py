@@ -99,9 +99,7 @@ def test_non_finite_is_never_repaired() -> None:
     assert np.isnan(raw[-1, 6])  # the adapter's array is left as it was
 
 
-@pytest.mark.parametrize(
-    "raw", ["move left", [["a"] * 7], [["0.1"] * 6 + ["open"]], {"x": 1}, object()]
-)
+@pytest.mark.parametrize("raw", ["move left", [["a"] * 7], [["0.1"] * 6 + ["open"]], {"x": 1}, object()])
 def test_non_numeric_output_is_rejected(raw: Any) -> None:
     with pytest.raises(AdapterError, match="not a numeric array") as info:
         validate_chunk(raw)
@@ -144,8 +142,10 @@ def test_an_action_outside_the_range_is_an_adapter_error_naming_it(value: float)
     raw[3, 6] = 2.0
     with pytest.raises(AdapterError) as info:
         validate_chunk(raw)
-    assert str(info.value) == (f"infer_actions returned {value:g} at row 2, column 3, outside the action range "
-                               "[-1, 1] (2 such value(s) in the chunk); --clip-actions clips them instead")
+    assert str(info.value) == (
+        f"infer_actions returned {value:g} at row 2, column 3, outside the action range "
+        "[-1, 1] (2 such value(s) in the chunk); --clip-actions clips them instead"
+    )
 
 
 def test_the_range_bounds_themselves_are_valid() -> None:
@@ -277,8 +277,9 @@ def test_a_failing_rebuild_is_an_adapter_error(hanging: Hanging) -> None:
     guard = AdapterGuard(hanging, timeout=0.5, rebuild=rebuild)
     with pytest.raises(AdapterError, match="did not return"):
         guard.infer(OBS, "p", 224)
-    with pytest.raises(AdapterError, match="^rebuilding the adapter after a timed-out call raised OSError: "
-                                           "checkpoint file vanished$"):
+    with pytest.raises(
+        AdapterError, match="^rebuilding the adapter after a timed-out call raised OSError: checkpoint file vanished$"
+    ):
         guard.reset()
 
 

@@ -17,10 +17,16 @@ from memobench.policies.remote import PolicyServer, RemotePolicy, RemotePolicyEr
 from memobench.policies.wire import packb, unpackb
 
 
-@pytest.mark.parametrize("value", [
-    np.zeros((2, 3, 4), np.uint8), np.array([1.5, np.nan, np.inf], np.float32), np.arange(6, dtype=np.int64),
-    np.float32(2.5), {"a": [np.array([True, False]), "text", 3]},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.zeros((2, 3, 4), np.uint8),
+        np.array([1.5, np.nan, np.inf], np.float32),
+        np.arange(6, dtype=np.int64),
+        np.float32(2.5),
+        {"a": [np.array([True, False]), "text", 3]},
+    ],
+)
 def test_wire_round_trips_arrays_scalars_and_nesting(value):
     back = unpackb(packb(value))
     if isinstance(value, dict):
@@ -73,8 +79,9 @@ class CountsSinceReset:
 @pytest.mark.parametrize("per_connection", [False, True])
 def test_per_connection_keeps_two_workers_episodes_apart(per_connection):
     said: list[str] = []
-    server = PolicyServer(CountsSinceReset(), port=0, announce=said.append,
-                          per_connection=CountsSinceReset if per_connection else None)
+    server = PolicyServer(
+        CountsSinceReset(), port=0, announce=said.append, per_connection=CountsSinceReset if per_connection else None
+    )
     port = server.start()
     a, b = RemotePolicy(port=port), RemotePolicy(port=port)
     try:
@@ -93,8 +100,13 @@ def test_per_connection_keeps_two_workers_episodes_apart(per_connection):
 
 def run(out, adapter, policy_name, horizon=20):
     task = Suite.load().get("T03-check-all-drawers")
-    request = RunRequest(tasks=[task], num_trials_per_task=2, protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                         out_root=out, policy={"name": policy_name, "adapter_kwargs": {}})
+    request = RunRequest(
+        tasks=[task],
+        num_trials_per_task=2,
+        protocol=Protocol(horizon=horizon, adapter_timeout=0),
+        out_root=out,
+        policy={"name": policy_name, "adapter_kwargs": {}},
+    )
     evaluate(request, adapter)
     records = read_ledger(out / LEDGER_FILENAME)
     return [r.model_dump(mode="json", exclude={"timings"}) for r in records]

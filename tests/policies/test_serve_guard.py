@@ -96,14 +96,17 @@ def test_a_token_server_refuses_clients_without_the_token(serve, monkeypatch):
     client.close()
 
 
-@pytest.mark.parametrize(("path", "headers", "accepted"), [
-    ("/?token=s3cret", None, True),  # clients that cannot send headers
-    ("/", {"Authorization": "Api-Key s3cret"}, True),  # openpi-client's api_key
-    ("/", {"Authorization": "Bearer s3cret"}, True),
-    ("/?token=s3cre", None, False),
-    ("/", {"Authorization": "Basic s3cret"}, False),
-    ("/", None, False),
-])
+@pytest.mark.parametrize(
+    ("path", "headers", "accepted"),
+    [
+        ("/?token=s3cret", None, True),  # clients that cannot send headers
+        ("/", {"Authorization": "Api-Key s3cret"}, True),  # openpi-client's api_key
+        ("/", {"Authorization": "Bearer s3cret"}, True),
+        ("/?token=s3cre", None, False),
+        ("/", {"Authorization": "Basic s3cret"}, False),
+        ("/", None, False),
+    ],
+)
 def test_the_token_travels_as_a_header_or_a_query_parameter(serve, path, headers, accepted):
     uri = f"ws://127.0.0.1:{serve(token='s3cret')}{path}"
     if not accepted:
@@ -139,8 +142,12 @@ def test_the_cli_binds_loopback_and_takes_the_token_from_the_environment(monkeyp
     port = free_port()
     env = {**os.environ, TOKEN_ENV: "from-env", "COLUMNS": "300"}  # the banner on one line
     command = ["serve", "--policy", "noop", "--port", str(port), "--max-frame-mb", "1"]
-    server = subprocess.Popen([sys.executable, "-c", f"from memobench.cli import app; app({command!r})"], env=env,
-                              stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", f"from memobench.cli import app; app({command!r})"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         banner = server.stderr.readline()
         assert f"on ws://127.0.0.1:{port}" in banner and "token required" in banner and "up to 1 MiB" in banner

@@ -25,8 +25,18 @@ _VIOLATIONS = (VIOLATION, EXTRA_POUR)
 FAMILY = {"T": MemoryType.TEMPORAL, "S": MemoryType.SPATIAL, "O": MemoryType.OBJECT, "P": MemoryType.PROCEDURAL}
 
 
-def record(task_id: str, episode: int, ops: str, done: int, *, seed_base: int = 7, success: bool | None = None,
-           status: str = "ok", end_reason: str | None = None, steps: int = 100) -> EpisodeRecord:
+def record(
+    task_id: str,
+    episode: int,
+    ops: str,
+    done: int,
+    *,
+    seed_base: int = 7,
+    success: bool | None = None,
+    status: str = "ok",
+    end_reason: str | None = None,
+    steps: int = 100,
+) -> EpisodeRecord:
     """One episode of task ``task_id`` (memory type from its first letter, T/S/O/P).
 
     ``ops``: one letter per checkpoint (``s``/``u``/``c``, upper case = required,
@@ -35,8 +45,16 @@ def record(task_id: str, episode: int, ops: str, done: int, *, seed_base: int = 
     An ``end_reason`` of ``"violation"`` or ``"extra_pour"`` records a violation at
     the last step, which also makes ``stages_complete`` false.
     """
-    cps = [CheckpointResult(index=i, op=_OPS[ch.lower()], optional=ch.islower(), completed=i < done,
-                            step=10 * (i + 1) if i < done else None) for i, ch in enumerate(ops)]
+    cps = [
+        CheckpointResult(
+            index=i,
+            op=_OPS[ch.lower()],
+            optional=ch.islower(),
+            completed=i < done,
+            step=10 * (i + 1) if i < done else None,
+        )
+        for i, ch in enumerate(ops)
+    ]
     required = [c for c in cps if not c.optional]
     required_done = all(c.completed for c in required)
     if success is None:
@@ -47,17 +65,31 @@ def record(task_id: str, episode: int, ops: str, done: int, *, seed_base: int = 
     violation = Violation(name=end_reason, step=steps - 1) if end_reason in _VIOLATIONS else None
     stages = required_done and violation is None
     return EpisodeRecord(
-        task_id=task_id, memory_type=FAMILY[task_id[0]], episode=episode, seed=seed_base + episode,
-        status=EpisodeStatus(status), success=success,
+        task_id=task_id,
+        memory_type=FAMILY[task_id[0]],
+        episode=episode,
+        seed=seed_base + episode,
+        status=EpisodeStatus(status),
+        success=success,
         failure_class=classify_failure(success, EpisodeStatus(status), end_reason, cps),
-        end_reason=end_reason, checkpoints=cps, violation=violation,
-        stage_score=sum(c.completed for c in required) / len(required), stages_complete=stages,
-        average_score=sum(c.completed for c in cps) / len(cps), steps=steps,
+        end_reason=end_reason,
+        checkpoints=cps,
+        violation=violation,
+        stage_score=sum(c.completed for c in required) / len(required),
+        stages_complete=stages,
+        average_score=sum(c.completed for c in cps) / len(cps),
+        steps=steps,
     )
 
 
-def write_run(folder: Path, records: Iterable[EpisodeRecord], policy: str = "expert", replan_steps: int = 5,
-              memory_oracle: str | None = None, seed: int = 7) -> Path:
+def write_run(
+    folder: Path,
+    records: Iterable[EpisodeRecord],
+    policy: str = "expert",
+    replan_steps: int = 5,
+    memory_oracle: str | None = None,
+    seed: int = 7,
+) -> Path:
     """Write a run folder like ``memobench eval`` does (run.json and ledger.jsonl); returns it."""
     folder.mkdir(parents=True, exist_ok=True)
     records = list(records)
@@ -78,16 +110,41 @@ def write_run(folder: Path, records: Iterable[EpisodeRecord], policy: str = "exp
 
 # A small suite shape: (task id, checkpoint ops); used by the benchmark and tests.
 SUITE_SHAPE: tuple[tuple[str, str], ...] = (
-    ("T01-a", "SU"), ("T02-b", "SUU"), ("T03-c", "SSSU"), ("T04-d", "SU"), ("T05-e", "SUU"),
-    ("T06-f", "SU"), ("T07-g", "SUU"), ("T08-h", "SUS"), ("T09-i", "SUC"), ("T10-j", "SUCU"),
-    ("S01-a", "SU"), ("S02-b", "SU"), ("S03-c", "SU"), ("S04-d", "SUu"), ("S05-e", "SU"),
-    ("S06-f", "SSU"), ("S09-g", "SSUU"), ("O01-a", "SU"), ("O02-b", "SU"), ("O03-c", "SSU"),
-    ("O04-d", "SSU"), ("O05-e", "SUC"), ("P01-a", "SSC"), ("P02-b", "SSSC"), ("P04-c", "SSSS"),
+    ("T01-a", "SU"),
+    ("T02-b", "SUU"),
+    ("T03-c", "SSSU"),
+    ("T04-d", "SU"),
+    ("T05-e", "SUU"),
+    ("T06-f", "SU"),
+    ("T07-g", "SUU"),
+    ("T08-h", "SUS"),
+    ("T09-i", "SUC"),
+    ("T10-j", "SUCU"),
+    ("S01-a", "SU"),
+    ("S02-b", "SU"),
+    ("S03-c", "SU"),
+    ("S04-d", "SUu"),
+    ("S05-e", "SU"),
+    ("S06-f", "SSU"),
+    ("S09-g", "SSUU"),
+    ("O01-a", "SU"),
+    ("O02-b", "SU"),
+    ("O03-c", "SSU"),
+    ("O04-d", "SSU"),
+    ("O05-e", "SUC"),
+    ("P01-a", "SSC"),
+    ("P02-b", "SSSC"),
+    ("P04-c", "SSSS"),
 )
 
 
-def synthetic_runs(root: Path, conditions: Sequence[tuple[str, int, str | None]], episodes: int,
-                   rng: np.random.Generator, tasks: Sequence[tuple[str, str]] = SUITE_SHAPE) -> list[Path]:
+def synthetic_runs(
+    root: Path,
+    conditions: Sequence[tuple[str, int, str | None]],
+    episodes: int,
+    rng: np.random.Generator,
+    tasks: Sequence[tuple[str, str]] = SUITE_SHAPE,
+) -> list[Path]:
     """One run folder per (policy, replan_steps, memory_oracle) under ``root``, ``episodes`` per task.
 
     Each checkpoint completes with a per-condition probability (so conditions differ); the

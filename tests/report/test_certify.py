@@ -21,37 +21,60 @@ from memobench.report.certify import (
 )
 
 
-def record(task_id: str, episode: int, success: bool, status: str = "ok",
-           failure: str | None = None) -> EpisodeRecord:
-    cp = CheckpointResult(index=0, op=MemoryOp.STORAGE, optional=False, completed=success,
-                          step=5 if success else None)
+def record(task_id: str, episode: int, success: bool, status: str = "ok", failure: str | None = None) -> EpisodeRecord:
+    cp = CheckpointResult(index=0, op=MemoryOp.STORAGE, optional=False, completed=success, step=5 if success else None)
     return EpisodeRecord(
-        task_id=task_id, memory_type=MemoryType.OBJECT, episode=episode, seed=7 + episode,
-        status=EpisodeStatus(status), success=success,
+        task_id=task_id,
+        memory_type=MemoryType.OBJECT,
+        episode=episode,
+        seed=7 + episode,
+        status=EpisodeStatus(status),
+        success=success,
         end_reason="success" if success else ("adapter_error" if status != "ok" else "horizon"),
-        checkpoints=[cp], stage_score=float(success), stages_complete=success, average_score=float(success), steps=10,
-        failure_class=None if success else (failure or "storage_failure"), timings={"total": 2.5, "policy": 1.0},
+        checkpoints=[cp],
+        stage_score=float(success),
+        stages_complete=success,
+        average_score=float(success),
+        steps=10,
+        failure_class=None if success else (failure or "storage_failure"),
+        timings={"total": 2.5, "policy": 1.0},
     )
 
 
-def cert(task_id="O01-cued-milk", memory_type="object", chance=0.5, expert=(20, 20), slow=(20, 20),
-         memoryless=(0, 100), reactive=(0, 100), failures=None, seconds=0.0) -> Certificate:
+def cert(
+    task_id="O01-cued-milk",
+    memory_type="object",
+    chance=0.5,
+    expert=(20, 20),
+    slow=(20, 20),
+    memoryless=(0, 100),
+    reactive=(0, 100),
+    failures=None,
+    seconds=0.0,
+) -> Certificate:
     """A certificate from (k, n) pairs per policy."""
-    rates = {"expert": Rate(*expert), "expert-slow": Rate(*slow), "expert-memoryless": Rate(*memoryless),
-             "expert-reactive": Rate(*reactive)}
+    rates = {
+        "expert": Rate(*expert),
+        "expert-slow": Rate(*slow),
+        "expert-memoryless": Rate(*memoryless),
+        "expert-reactive": Rate(*reactive),
+    }
     return Certificate(task_id, memory_type, chance, rates, failures or {}, seconds)
 
 
-@pytest.mark.parametrize(("expert", "slow", "memoryless", "reactive", "chance", "passed"), [
-    ((20, 20), (18, 20), (10, 20), (0, 20), 0.5, True),    # memoryless exactly at chance, slow at 90%
-    ((19, 20), (20, 20), (12, 20), (12, 20), 0.5, True),   # 95% and chance + 10 points are both inclusive
-    ((18, 20), (20, 20), (0, 20), (0, 20), 0.5, False),    # expert 90%
-    ((20, 20), (17, 20), (0, 20), (0, 20), 0.5, False),    # slow expert 85%
-    ((20, 20), (20, 20), (13, 20), (0, 20), 0.5, False),   # memoryless 65% > 60%
-    ((20, 20), (20, 20), (0, 20), (20, 20), 0.5, False),   # reactive 100% (T01 before its commitment)
-    ((20, 20), (20, 20), (2, 20), (2, 20), 0.0, True),     # chance 0, 10% allowed
-    ((0, 0), (0, 0), (0, 0), (0, 0), 0.5, False),          # nothing ran: never a pass (pending)
-])
+@pytest.mark.parametrize(
+    ("expert", "slow", "memoryless", "reactive", "chance", "passed"),
+    [
+        ((20, 20), (18, 20), (10, 20), (0, 20), 0.5, True),  # memoryless exactly at chance, slow at 90%
+        ((19, 20), (20, 20), (12, 20), (12, 20), 0.5, True),  # 95% and chance + 10 points are both inclusive
+        ((18, 20), (20, 20), (0, 20), (0, 20), 0.5, False),  # expert 90%
+        ((20, 20), (17, 20), (0, 20), (0, 20), 0.5, False),  # slow expert 85%
+        ((20, 20), (20, 20), (13, 20), (0, 20), 0.5, False),  # memoryless 65% > 60%
+        ((20, 20), (20, 20), (0, 20), (20, 20), 0.5, False),  # reactive 100% (T01 before its commitment)
+        ((20, 20), (20, 20), (2, 20), (2, 20), 0.0, True),  # chance 0, 10% allowed
+        ((0, 0), (0, 0), (0, 0), (0, 0), 0.5, False),  # nothing ran: never a pass (pending)
+    ],
+)
 def test_rule(expert, slow, memoryless, reactive, chance, passed):
     c = cert(chance=chance, expert=expert, slow=slow, memoryless=memoryless, reactive=reactive)
     assert c.passed is passed
@@ -87,8 +110,12 @@ def test_certificates_count_errors_as_failures_and_only_the_asked_episodes():
     expert.append(record(task.id, 4, True))  # from an earlier, longer run: not counted
     memoryless = [record(task.id, e, e == 0) for e in range(4)] + [record("other", 0, True)]
     reactive = [record(task.id, e, False, failure="over_execution") for e in range(4)]
-    ledgers = {"expert": expert, "expert-slow": expert[:4], "expert-memoryless": memoryless,
-               "expert-reactive": reactive}
+    ledgers = {
+        "expert": expert,
+        "expert-slow": expert[:4],
+        "expert-memoryless": memoryless,
+        "expert-reactive": reactive,
+    }
     (c,) = certificates([task], ledgers, episodes=4)
     assert (c.rate("expert").k, c.rate("expert").n) == (3, 4)
     assert (c.rate("expert-memoryless").k, c.rate("expert-memoryless").n) == (1, 4)
@@ -101,8 +128,7 @@ def test_memoryless_baselines_are_judged_on_their_own_episode_count():
     task = Suite.load().get("O01-cued-milk")
     expert = [record(task.id, e, True) for e in range(6)]
     memoryless = [record(task.id, e, e % 2 == 0) for e in range(10)]
-    ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": memoryless,
-               "expert-reactive": memoryless}
+    ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": memoryless, "expert-reactive": memoryless}
     (c,) = certificates([task], ledgers, episodes=4, memoryless_episodes=8)
     assert (c.rate("expert").k, c.rate("expert").n) == (4, 4)
     assert (c.rate("expert-slow").k, c.rate("expert-slow").n) == (4, 4)
@@ -163,30 +189,78 @@ def test_report_only_judges_the_records_there_without_running_an_episode(tmp_pat
 
 
 def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
-    certs = [cert("A", "object", 0.5, memoryless=(45, 100), reactive=(50, 100), seconds=5400.0,
-                  failures={"expert-memoryless": {"storage_failure": 55}, "expert-reactive": {"storage_failure": 50}}),
-             cert("B", "temporal", 0.25, memoryless=(65, 100), reactive=(0, 100), seconds=1800.0,
-                  failures={"expert-memoryless": {"over_execution": 35}, "expert-reactive": {"over_execution": 100}})]
-    text = certification_markdown(certs, {"command": "memobench certify --tasks all", "date": "2026-11-29",
-                                          "episodes": 20, "memoryless_episodes": 100, "seed": 7,
-                                          "replan_steps": 5})
+    certs = [
+        cert(
+            "A",
+            "object",
+            0.5,
+            memoryless=(45, 100),
+            reactive=(50, 100),
+            seconds=5400.0,
+            failures={"expert-memoryless": {"storage_failure": 55}, "expert-reactive": {"storage_failure": 50}},
+        ),
+        cert(
+            "B",
+            "temporal",
+            0.25,
+            memoryless=(65, 100),
+            reactive=(0, 100),
+            seconds=1800.0,
+            failures={"expert-memoryless": {"over_execution": 35}, "expert-reactive": {"over_execution": 100}},
+        ),
+    ]
+    text = certification_markdown(
+        certs,
+        {
+            "command": "memobench certify --tasks all",
+            "date": "2026-11-29",
+            "episodes": 20,
+            "memoryless_episodes": 100,
+            "seed": 7,
+            "replan_steps": 5,
+        },
+    )
     assert "Generated by `memobench certify --tasks all` on 2026-11-29. The episodes took 2.0 h in all" in text
-    assert ("20 episodes of the expert and of the slow expert (seeds 7..26) and 100 of each memoryless "
-            "baseline (seeds 7..106), replan interval 5") in text
+    assert (
+        "20 episodes of the expert and of the slow expert (seeds 7..26) and 100 of each memoryless "
+        "baseline (seeds 7..106), replan interval 5"
+    ) in text
     assert "**1/2 tasks pass.**" in text
-    assert ("| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 50.0% | 0.86 / 0.54 | "
-            "pass | storage_failure 55 | storage_failure 50 |") in text
+    assert (
+        "| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 50.0% | 0.86 / 0.54 | "
+        "pass | storage_failure 55 | storage_failure 50 |"
+    ) in text
     assert "| B | temporal | 20/20 (100%) | 20/20 (100%) | 65/100 (65%) | 0/100 (0%) | 25.0% | " in text
     assert "**FAIL**: expert-memoryless SR 65% > chance 25.0% + 10 points | over_execution 35 |" in text
 
 
 def test_markdown_pools_each_memory_type_against_chance():
-    certs = [cert("T1", "temporal", 0.5, memoryless=(40, 100), reactive=(0, 100),
-                  failures={"expert-memoryless": {"storage_failure": 60}, "expert-reactive": {"over_execution": 100}}),
-             cert("T2", "temporal", 0.25, memoryless=(30, 100), reactive=(25, 100),
-                  failures={"expert-memoryless": {"storage_failure": 50, "over_execution": 20}}),
-             cert("O1", "object", 0.2, memoryless=(35, 100), reactive=(20, 100),
-                  failures={"expert-memoryless": {"storage_failure": 65}})]
+    certs = [
+        cert(
+            "T1",
+            "temporal",
+            0.5,
+            memoryless=(40, 100),
+            reactive=(0, 100),
+            failures={"expert-memoryless": {"storage_failure": 60}, "expert-reactive": {"over_execution": 100}},
+        ),
+        cert(
+            "T2",
+            "temporal",
+            0.25,
+            memoryless=(30, 100),
+            reactive=(25, 100),
+            failures={"expert-memoryless": {"storage_failure": 50, "over_execution": 20}},
+        ),
+        cert(
+            "O1",
+            "object",
+            0.2,
+            memoryless=(35, 100),
+            reactive=(20, 100),
+            failures={"expert-memoryless": {"storage_failure": 65}},
+        ),
+    ]
     text = certification_markdown(certs, {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5})
     # 50 + 25 expected; sd sqrt(100 x .25 + 100 x .1875) = 6.6
     assert "| temporal | 2/2 | memoryless | 70/200 | 75.0 ± 6.6 | over_execution 20, storage_failure 110 |" in text
@@ -215,8 +289,10 @@ def test_regenerating_the_markdown_keeps_the_hand_written_notes():
 
 
 def test_files_hold_every_task_and_the_rule(tmp_path):
-    certs = [cert("A", "object", 0.5, memoryless=(9, 20), reactive=(10, 20)),
-             cert("B", "temporal", 0.0, expert=(15, 20), memoryless=(0, 20), reactive=(0, 20))]
+    certs = [
+        cert("A", "object", 0.5, memoryless=(9, 20), reactive=(10, 20)),
+        cert("B", "temporal", 0.0, expert=(15, 20), memoryless=(0, 20), reactive=(0, 20)),
+    ]
     write_certificates(certs, tmp_path, {"episodes": 20, "seed": 7})
     doc = json.loads((tmp_path / "certification.json").read_text())
     assert doc["passed"] is False and doc["episodes"] == 20

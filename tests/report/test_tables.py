@@ -29,8 +29,11 @@ def csv_rows(table) -> list[dict[str, str]]:
 
 def test_runs_are_grouped_and_sorted_by_condition(run_folders):
     runs = load_runs(run_folders.values())
-    assert [r.condition for r in runs] == [Condition("expert", 5, None), Condition("expert", 5, "fine"),
-                                           Condition("noop", 5, None)]
+    assert [r.condition for r in runs] == [
+        Condition("expert", 5, None),
+        Condition("expert", 5, "fine"),
+        Condition("noop", 5, None),
+    ]
     assert [r.condition.label for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
 
 
@@ -99,13 +102,21 @@ def test_failure_table_and_figure_list_every_class(tmp_path):
 
     # P01-y (S, C): ep0 storage done, compression missed; ep1 all done but an extra pour; ep2 success.
     # T02-y (S, C, U): ep0 S and C done, U missed (the first update: stale_update).
-    folder = write_run(tmp_path / "run", [
-        record("P01-y", 0, "SC", 1), record("P01-y", 1, "SC", 2, end_reason="extra_pour"),
-        record("P01-y", 2, "SC", 2), record("T02-y", 0, "SCU", 2)], "expert", 5)
+    folder = write_run(
+        tmp_path / "run",
+        [
+            record("P01-y", 0, "SC", 1),
+            record("P01-y", 1, "SC", 2, end_reason="extra_pour"),
+            record("P01-y", 2, "SC", 2),
+            record("T02-y", 0, "SCU", 2),
+        ],
+        "expert",
+        5,
+    )
     runs = load_runs([folder])
     table = failure_table(runs)
     classes = [fc.value for fc in FailureClass]
-    assert table.csv_header[-len(classes):] == classes and "compression_failure" in table.header
+    assert table.csv_header[-len(classes) :] == classes and "compression_failure" in table.header
     rows = {r["task_id"]: r for r in csv_rows(table)}
     p01 = rows["P01-y"]
     assert (p01["successes"], p01["compression_failure"], p01["over_execution"]) == ("1", "1", "1")
@@ -122,15 +133,25 @@ def test_violation_table_counts_each_broken_commitment(tmp_path):
     from memobench.report.result_tables import violation_table
 
     # T09-y: two extra pours (at steps 79 and 59), one violation (step 99), one success.
-    folder = write_run(tmp_path / "run", [
-        record("T09-y", 0, "SUC", 2, end_reason="extra_pour", steps=80),
-        record("T09-y", 1, "SUC", 3, end_reason="extra_pour", steps=60),
-        record("T09-y", 2, "SUC", 1, end_reason="violation"), record("T09-y", 3, "SUC", 3)], "expert", 5)
+    folder = write_run(
+        tmp_path / "run",
+        [
+            record("T09-y", 0, "SUC", 2, end_reason="extra_pour", steps=80),
+            record("T09-y", 1, "SUC", 3, end_reason="extra_pour", steps=60),
+            record("T09-y", 2, "SUC", 1, end_reason="violation"),
+            record("T09-y", 3, "SUC", 3),
+        ],
+        "expert",
+        5,
+    )
     table = violation_table(load_runs([folder]))
     rows = {r["violation"]: r for r in csv_rows(table)}
     assert set(rows) == {"extra_pour", "violation"}
     assert (rows["extra_pour"]["episodes"], rows["extra_pour"]["first_step"], rows["extra_pour"]["last_step"]) == (
-        "2", "59", "79")
+        "2",
+        "59",
+        "79",
+    )
     assert rows["violation"]["episodes"] == "1"
     clean = write_run(tmp_path / "clean", [record("T09-y", 0, "SUC", 3)], "expert", 5)
     assert violation_table(load_runs([clean])) is None

@@ -110,11 +110,7 @@ def frame(env: SimEnv, tracker: CheckpointTracker | None = None) -> Frame:
 def same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return (
-            a.shape == b.shape
-            and a.dtype == b.dtype
-            and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
-        )
+        return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
     return a == b
 
 
@@ -128,9 +124,7 @@ def assert_same_frames(expected: list[Frame], actual: list[Frame], what: str) ->
     """Bit-identical frames, or a failure naming the first differing step and field."""
     assert len(actual) == len(expected), f"{what}: {len(actual)} frames, expected {len(expected)}"
     for step, (a, b) in enumerate(zip(expected, actual, strict=True)):
-        assert a.keys() == b.keys(), (
-            f"{what}: frame {step}: fields differ: {sorted(a.keys() ^ b.keys())}"
-        )
+        assert a.keys() == b.keys(), f"{what}: frame {step}: fields differ: {sorted(a.keys() ^ b.keys())}"
         differing = [key for key in a if not same(a[key], b[key])]
         if differing:
             first = differing[0]
@@ -187,9 +181,7 @@ def noop_episode(built: Built) -> tuple[list[Frame], dict]:
         built.env.step(NOOP_ACTION)
         tracker.update(world, step)
         frames.append(frame(built.env, tracker))
-    record = make_record(
-        built.task, built.plan, tracker, EpisodeStatus.OK, "horizon", None, steps=ROLLOUT_STEPS
-    )
+    record = make_record(built.task, built.plan, tracker, EpisodeStatus.OK, "horizon", None, steps=ROLLOUT_STEPS)
     return frames, record.model_dump(mode="json")
 
 
@@ -332,9 +324,7 @@ def test_the_spec_round_trips_through_the_task_loader(suite, task_id, tmp_path: 
     task = suite.get(task_id)
     folder = tmp_path / task.spec.family.value / task.id
     folder.mkdir(parents=True)
-    (folder / "task.yaml").write_text(
-        yaml.safe_dump(task.spec.to_jsonable(), sort_keys=False), encoding="utf-8"
-    )
+    (folder / "task.yaml").write_text(yaml.safe_dump(task.spec.to_jsonable(), sort_keys=False), encoding="utf-8")
     shutil.copy(task.folder / "task.bddl", folder / "task.bddl")
     loaded = load_task(folder)
     assert loaded.spec == task.spec

@@ -33,17 +33,31 @@ EXECUTION_FLAGS = Flags(Execution, exclude=("video", "video_every", "out_root", 
 PROTOCOL_FLAGS = Flags(Protocol, exclude=("memory_oracle",))
 
 
-MemorylessOption = Annotated[int, typer.Option(
-    min=1, help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
-                "experts'). More than the experts': their rates are judged against a 10-point margin.")]
-OutRootOption = Annotated[Path, typer.Option(
-    help="Folder for the four policies' runs and the verdicts (resumed if present).")]
-ReportOnlyOption = Annotated[bool, typer.Option(
-    help="Run no episode: judge from the records already in --out-root (a run in progress shows "
-         "what is there; missing episodes fail the rule).")]
-MarkdownOption = Annotated[Path | None, typer.Option(
-    help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
-         "file's notes marker are kept.")]
+MemorylessOption = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
+        "experts'). More than the experts': their rates are judged against a 10-point margin.",
+    ),
+]
+OutRootOption = Annotated[
+    Path, typer.Option(help="Folder for the four policies' runs and the verdicts (resumed if present).")
+]
+ReportOnlyOption = Annotated[
+    bool,
+    typer.Option(
+        help="Run no episode: judge from the records already in --out-root (a run in progress shows "
+        "what is there; missing episodes fail the rule)."
+    ),
+]
+MarkdownOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also write the Markdown table here (e.g. docs/certification.md); hand-written notes after the "
+        "file's notes marker are kept."
+    ),
+]
 
 
 class CertificationProgress(RunProgress, CertificationEvents):
@@ -78,16 +92,27 @@ def certify_command(
     start = time.perf_counter()
     try:
         with CertificationProgress(console) as progress:
-            certs = certify.run_certification(selected, episodes, protocol, out_root, progress, execution=execution,
-                                              memoryless_episodes=blind, run=not report_only)
+            certs = certify.run_certification(
+                selected,
+                episodes,
+                protocol,
+                out_root,
+                progress,
+                execution=execution,
+                memoryless_episodes=blind,
+                run=not report_only,
+            )
     except (RunFolderError, LedgerError) as e:  # LedgerError: --report-only reads the ledgers as they are
         raise fail(str(e)) from None
-    certify.write_certification_markdown(certs, _meta(tasks, episodes, blind, protocol),
-                                         [p for p in (out_root / "certification.md", markdown) if p])
+    certify.write_certification_markdown(
+        certs, _meta(tasks, episodes, blind, protocol), [p for p in (out_root / "certification.md", markdown) if p]
+    )
     _print_verdicts(console, certs, episodes, blind, protocol.seed)
-    console.print(f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time "
-                  f"{time.perf_counter() - start:.0f} s. Results: [bold]{out_root}[/] "
-                  "(certification.md/.json/.csv, one folder per policy)")
+    console.print(
+        f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time "
+        f"{time.perf_counter() - start:.0f} s. Results: [bold]{out_root}[/] "
+        "(certification.md/.json/.csv, one folder per policy)"
+    )
     if not all(c.passed for c in certs):
         raise typer.Exit(code=1)
 
@@ -104,31 +129,49 @@ def _with_plans(selected: list) -> list:
 def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol) -> dict:
     """The settings on the certification page, with the command that reproduces it (every protocol
     flag not at its default). No invocation wall time: a resumed run's last invocation may have run nothing."""
-    changed = {k: v for k, v in protocol.model_dump(mode="json").items()
-               if k not in ("seed", "replan_steps") and v != Protocol.model_fields[k].default}
+    changed = {
+        k: v
+        for k, v in protocol.model_dump(mode="json").items()
+        if k not in ("seed", "replan_steps") and v != Protocol.model_fields[k].default
+    }
     flags = "".join(f" --{k.replace('_', '-')} {v}" for k, v in changed.items())
-    command = (f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
-               f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}")
-    return {"command": command, "date": datetime.date.today().isoformat(), "episodes": episodes,
-            "memoryless_episodes": blind, "seed": protocol.seed, "replan_steps": protocol.replan_steps}
+    command = (
+        f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
+        f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}"
+    )
+    return {
+        "command": command,
+        "date": datetime.date.today().isoformat(),
+        "episodes": episodes,
+        "memoryless_episodes": blind,
+        "seed": protocol.seed,
+        "replan_steps": protocol.replan_steps,
+    }
 
 
 def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, seed: int) -> None:
-    table = Table(title=f"Certification (per task: {episodes} episodes of each expert, seeds {seed}.."
-                        f"{seed + episodes - 1}; {blind} of each memoryless baseline, seeds {seed}..{seed + blind - 1})")
+    table = Table(
+        title=f"Certification (per task: {episodes} episodes of each expert, seeds {seed}.."
+        f"{seed + episodes - 1}; {blind} of each memoryless baseline, seeds {seed}..{seed + blind - 1})"
+    )
     for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
         verdict = "[green]pass" if c.passed else "[red]FAIL" if c.problems else "[yellow]pending"
-        table.add_row(c.task_id, c.memory_type, *(f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES),
-                      f"{c.chance:.1%}", verdict)
+        table.add_row(
+            c.task_id, c.memory_type, *(f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES), f"{c.chance:.1%}", verdict
+        )
     console.print(table)
     for c in certs:
         if c.problems:
             console.print(f"[red]{c.task_id}[/]: {c.verdict}", highlight=False)
         for p in c.low_chance_baselines:
-            console.print(f"[yellow]{c.task_id}[/]: {p} beats chance {c.chance:.1%} by more than luck explains "
-                          f"(p(luck) {c.p_above_chance(p):.3f}): the chance level is probably too low",
-                          highlight=False)
-    console.print(f"Rule: expert >= {EXPERT_MIN_SR:.0%}, slow expert >= {SLOW_MIN_SR:.0%}, each of "
-                  f"{' and '.join(BLIND)} <= chance + {MEMORYLESS_MARGIN * 100:.0f} points.")
+            console.print(
+                f"[yellow]{c.task_id}[/]: {p} beats chance {c.chance:.1%} by more than luck explains "
+                f"(p(luck) {c.p_above_chance(p):.3f}): the chance level is probably too low",
+                highlight=False,
+            )
+    console.print(
+        f"Rule: expert >= {EXPERT_MIN_SR:.0%}, slow expert >= {SLOW_MIN_SR:.0%}, each of "
+        f"{' and '.join(BLIND)} <= chance + {MEMORYLESS_MARGIN * 100:.0f} points."
+    )

@@ -26,11 +26,17 @@ FolderArgument = Annotated[Path, typer.Argument(help="A dataset folder written b
 
 def _pool_flags(unit: str) -> Flags:
     """The execution flags of a data command whose jobs are ``unit``s (a task, a file)."""
-    return Flags(Execution, only=("workers", "backend", "ray_address", "episode_timeout", "max_attempts"),
-                 overrides={"workers": {"help": f"Processes, one {unit} at a time each (0: in this process)."},
-                            "episode_timeout": {"help": f"Seconds one {unit}'s job may run before its worker "
-                                                        "counts as hung and is replaced."},
-                            "max_attempts": {"help": f"Executions of a {unit}'s job whose worker dies or hangs."}})
+    return Flags(
+        Execution,
+        only=("workers", "backend", "ray_address", "episode_timeout", "max_attempts"),
+        overrides={
+            "workers": {"help": f"Processes, one {unit} at a time each (0: in this process)."},
+            "episode_timeout": {
+                "help": f"Seconds one {unit}'s job may run before its worker counts as hung and is replaced."
+            },
+            "max_attempts": {"help": f"Executions of a {unit}'s job whose worker dies or hangs."},
+        },
+    )
 
 
 def _cameras(text: str) -> tuple[str, ...]:
@@ -48,12 +54,19 @@ def collect_command(
     *,
     tasks: TasksOption = "pilot",
     episodes: Annotated[int, typer.Option(min=1, help="Successful demos to keep per task.")] = 50,
-    seed_base: Annotated[int | None, typer.Option(help="Attempt a uses seed SEED_BASE + a (default 1,000,000: "
-                                                       "never an evaluation seed).")] = None,
+    seed_base: Annotated[
+        int | None,
+        typer.Option(help="Attempt a uses seed SEED_BASE + a (default 1,000,000: never an evaluation seed)."),
+    ] = None,
     out: Annotated[Path, typer.Option(help="Dataset folder: one <task_id>.hdf5 per task.")] = Path("data/demos"),
     execution: Execution,
-    image_size: Annotated[int, typer.Option(min=0, help="Then render images of this size (0: stay camera-free; "
-                                                        "`memobench data render` can add them later).")] = 0,
+    image_size: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Then render images of this size (0: stay camera-free; `memobench data render` can add them later).",
+        ),
+    ] = 0,
     cameras: CamerasOption = "agentview,wrist",
 ) -> None:
     """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
@@ -66,9 +79,17 @@ def collect_command(
     start = time.perf_counter()
     try:
         with RunProgress() as progress:
-            results = collect_dataset(selected, episodes, out, base, execution, progress, image_size, chosen,
-                                      command=f"memobench collect --tasks {tasks} --episodes {episodes} "
-                                              f"--seed-base {base}")
+            results = collect_dataset(
+                selected,
+                episodes,
+                out,
+                base,
+                execution,
+                progress,
+                image_size,
+                chosen,
+                command=f"memobench collect --tasks {tasks} --episodes {episodes} --seed-base {base}",
+            )
     except OSError as e:
         raise fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None
     except (CollectionConflict, DataJobError) as e:
@@ -77,8 +98,9 @@ def collect_command(
     Console().print(f"Wall time {time.perf_counter() - start:.0f} s.")
     short = [r.task_id for r in results if r.kept < episodes]
     if short:
-        raise fail(f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: "
-                   + ", ".join(short))
+        raise fail(
+            f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: " + ", ".join(short)
+        )
 
 
 def _print_collections(results: list, out: Path, base: int) -> None:
@@ -112,15 +134,16 @@ def render_command(
             render_dataset(paths, image_size, _cameras(cameras), execution, progress)
     except DataJobError as e:
         raise fail(str(e)) from None
-    Console().print(f"Rendered {len(paths)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s.")
+    Console().print(
+        f"Rendered {len(paths)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s."
+    )
 
 
 @app.command("export")
 def export_command(
     folder: FolderArgument,
     out: Annotated[Path, typer.Option(help="Folder for the exported dataset (must not exist or be empty).")],
-    fmt: Annotated[str, typer.Option("--format", help="Export format: lerobot (LeRobot dataset v3.0).")]
-    = "lerobot",
+    fmt: Annotated[str, typer.Option("--format", help="Export format: lerobot (LeRobot dataset v3.0).")] = "lerobot",
 ) -> None:
     """Convert the HDF5 demos to a LeRobot dataset with per-frame memory annotations."""
     from memobench.data.card import hdf5_card_inputs, write_card
@@ -138,10 +161,17 @@ def export_command(
         info = export_lerobot(folder, out)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
-    write_card(out, hdf5_card_inputs(folder), fmt="lerobot", command=f"memobench collect, then memobench data export {folder} --out {out}")
+    write_card(
+        out,
+        hdf5_card_inputs(folder),
+        fmt="lerobot",
+        command=f"memobench collect, then memobench data export {folder} --out {out}",
+    )
     videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
-    Console().print(f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
-                    f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}")
+    Console().print(
+        f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
+        f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
+    )
 
 
 @app.command("validate")
@@ -170,9 +200,11 @@ def validate_command(
         console.print(_check_line(c), highlight=False)
     bad = [c for c in checks if c.problems]
     demos = [c for c in checks if c.demo >= 0]
-    console.print(f"{len(demos)} demos in {len({c.task_id for c in demos})} task files checked in "
-                  f"{time.perf_counter() - start:.0f} s; {len(bad)} problem(s). Key frames must match the replay "
-                  f"within {KEY_FRAME_TOLERANCE} steps.")
+    console.print(
+        f"{len(demos)} demos in {len({c.task_id for c in demos})} task files checked in "
+        f"{time.perf_counter() - start:.0f} s; {len(bad)} problem(s). Key frames must match the replay "
+        f"within {KEY_FRAME_TOLERANCE} steps."
+    )
     if bad or not demos:
         raise typer.Exit(code=1)
 

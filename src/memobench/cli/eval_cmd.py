@@ -24,8 +24,10 @@ from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 
-PolicyOption = Annotated[str | None, typer.Option(
-    help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server).")]
+PolicyOption = Annotated[
+    str | None,
+    typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server)."),
+]
 
 
 @config_options(protocol=Flags(Protocol), execution=Flags(Execution))
@@ -52,11 +54,19 @@ def eval_command(
     selected = select_tasks(tasks)
     adapter, block = load_policy(policy, adapter_spec, parse_kwargs(adapter_kwargs))
     if not (policy or adapter_spec):
-        console.print(f"[dim]No policy given: evaluating the built-in '{DEFAULT_POLICY}' policy "
-                      "(the scripted expert, camera-free). Bring yours with --adapter-spec.[/]")
+        console.print(
+            f"[dim]No policy given: evaluating the built-in '{DEFAULT_POLICY}' policy "
+            "(the scripted expert, camera-free). Bring yours with --adapter-spec.[/]"
+        )
     out_root = execution.out_root or _default_out_root(block, execution.resume)
-    request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
-                         out_root=out_root, policy=block, **execution.request_fields())
+    request = RunRequest(
+        tasks=selected,
+        num_trials_per_task=num_trials_per_task,
+        protocol=protocol,
+        out_root=out_root,
+        policy=block,
+        **execution.request_fields(),
+    )
     try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
         with RunProgress() as progress:
             result = evaluate(request, adapter, progress)
@@ -64,8 +74,10 @@ def eval_command(
         raise fail(str(e)) from None
     console.print(summary_table(write_summary(result.records, out_root)))
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
-    console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] "
-                  "(ledger.jsonl, summary.json, task_summary.csv, episodes.csv)")
+    console.print(
+        f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] "
+        "(ledger.jsonl, summary.json, task_summary.csv, episodes.csv)"
+    )
 
 
 def _default_out_root(block: dict, resume: bool) -> Path:

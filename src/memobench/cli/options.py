@@ -40,8 +40,7 @@ class Flags:
         return names if self.only is None else [n for n in names if n in self.only]
 
     def parameters(self) -> list[inspect.Parameter]:
-        return [_parameter(name, self.model.model_fields[name], self.overrides.get(name, {}))
-                for name in self.fields()]
+        return [_parameter(name, self.model.model_fields[name], self.overrides.get(name, {})) for name in self.fields()]
 
     def build(self, values: dict[str, Any]) -> BaseModel:
         try:
@@ -64,8 +63,12 @@ def _parameter(name: str, info, override: Mapping[str, Any]) -> inspect.Paramete
     names = _cli(info) if isinstance(_cli(info), list) else []
     help_text = escape(override.get("help", info.description or ""))  # e.g. 'memobench[ray]' is not markup
     option = typer.Option(*names, help=help_text, **bounds)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=override.get("default", info.default),
-                             annotation=Annotated[info.annotation, option])
+    return inspect.Parameter(
+        name,
+        inspect.Parameter.KEYWORD_ONLY,
+        default=override.get("default", info.default),
+        annotation=Annotated[info.annotation, option],
+    )
 
 
 def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
@@ -74,6 +77,7 @@ def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
     ``@config_options(protocol=Flags(Protocol))`` on ``def cmd(tasks: ..., protocol: Protocol)``
     gives ``cmd`` the flags ``--seed``, ``--replan-steps``, ... in ``protocol``'s place.
     """
+
     def decorate(command: Callable) -> Callable:
         own = inspect.signature(command, eval_str=True).parameters
         params: list[inspect.Parameter] = []

@@ -41,9 +41,15 @@ class RunProgress(RunEvents):
     def episodes_started(self, total: int) -> None:
         self._stop()
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[last]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=self.console, transient=False,
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
         )
         self._progress.start()
         self._bar = self._progress.add_task("episodes", total=total, last="")
@@ -60,8 +66,14 @@ class RunProgress(RunEvents):
     def jobs_started(self, label: str, total: int) -> None:
         self._stop()
         self._progress = Progress(
-            TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[last]}"),
-            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=self.console,
+            TextColumn(f"[bold]{label}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
         )
         self._progress.start()
         self._bar = self._progress.add_task(label, total=total, last="")
@@ -88,13 +100,13 @@ class SweepProgress(RunProgress):
 
     def sweep_planned(self, points: list, tasks: int, trials: int) -> None:
         self.total = len(points)
-        self.console.print(f"Sweep of {self.label}: {len(points)} runs x {tasks} tasks x {trials} episodes "
-                           f"into {self.root}")
+        self.console.print(
+            f"Sweep of {self.label}: {len(points)} runs x {tasks} tasks x {trials} episodes into {self.root}"
+        )
 
     def sweep_run_started(self, index: int, point) -> None:
         oracle = f" oracle={point.memory_oracle}" if point.memory_oracle else ""
-        self.console.print(f"[bold]run {index + 1}/{self.total}[/]: k={point.replan_steps}{oracle} -> "
-                           f"{point.out_root}")
+        self.console.print(f"[bold]run {index + 1}/{self.total}[/]: k={point.replan_steps}{oracle} -> {point.out_root}")
 
     def sweep_run_ended(self, point, ran: int, skipped: int) -> None:
         self.console.print(f"  ran {ran} episodes" + (f", {skipped} already in the ledger" if skipped else ""))

@@ -29,8 +29,7 @@ annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agre
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders (--out-root of `memobench eval`).")],
     out: Annotated[Path, typer.Option(help="Report folder (created; files in it are replaced).")] = Path("report"),
-    videos: Annotated[bool, typer.Option(help="Copy one success and one failure video per task and condition.")]
-    = True,
+    videos: Annotated[bool, typer.Option(help="Copy one success and one failure video per task and condition.")] = True,
 ) -> None:
     """Tables (Markdown, CSV, LaTeX), figures (PNG, PDF) and index.html from the runs' ledgers."""
     from rich.table import Table as RichTable
@@ -51,12 +50,18 @@ def report_command(
         summary.add_column(name, justify="left" if name == "condition" else "right")
     for run in result.runs:
         s = run.summary
-        summary.add_row(run.condition.label, str(s["episodes"]), pct(s["overall"]["SR"]["value"]),
-                        *(pct(s["macro"][m]) for m in MAIN_METRICS))
+        summary.add_row(
+            run.condition.label,
+            str(s["episodes"]),
+            pct(s["overall"]["SR"]["value"]),
+            *(pct(s["macro"][m]) for m in MAIN_METRICS),
+        )
     console.print(summary)
     episodes = sum(len(r.records) for r in result.runs)
-    console.print(f"Report of {len(result.runs)} condition(s), {episodes} episodes in {result.seconds:.1f} s: "
-                  f"[bold]{out / 'index.html'}[/] ({len(result.files)} files)")
+    console.print(
+        f"Report of {len(result.runs)} condition(s), {episodes} episodes in {result.seconds:.1f} s: "
+        f"[bold]{out / 'index.html'}[/] ({len(result.files)} files)"
+    )
 
 
 def compare_command(
@@ -102,8 +107,11 @@ def compare_command(
 
 
 # Every run of a sweep resumes in its own folder under --out-root.
-SWEEP_EXECUTION_FLAGS = Flags(Execution, exclude=("resume",), overrides={"out_root": {
-    "help": "Sweep folder (default runs/sweep-<policy>); re-running resumes."}})
+SWEEP_EXECUTION_FLAGS = Flags(
+    Execution,
+    exclude=("resume",),
+    overrides={"out_root": {"help": "Sweep folder (default runs/sweep-<policy>); re-running resumes."}},
+)
 
 
 @config_options(protocol=Flags(Protocol, exclude=("replan_steps", "memory_oracle")), execution=SWEEP_EXECUTION_FLAGS)
@@ -137,8 +145,20 @@ def sweep_command(
     root = execution.out_root or Path("runs") / f"sweep-{label}"
     try:
         with SweepProgress(label, root, Console()) as progress:
-            result = run_sweep(selected, num_trials_per_task, protocol, execution, block, adapter, root, label,
-                               intervals, ORACLE_LEVELS if oracle else (), report=report, events=progress)
+            result = run_sweep(
+                selected,
+                num_trials_per_task,
+                protocol,
+                execution,
+                block,
+                adapter,
+                root,
+                label,
+                intervals,
+                ORACLE_LEVELS if oracle else (),
+                report=report,
+                events=progress,
+            )
     except (ChunkLengthError, RunFolderError, ReportError) as e:  # one line, not a traceback
         raise fail(str(e)) from None
     if result.report_seconds is not None:
@@ -147,8 +167,7 @@ def sweep_command(
 
 @annotations_app.command("export")
 def annotations_export_command(
-    out: Annotated[Path, typer.Option(help="Folder for sheet.csv, key.csv and INSTRUCTIONS.md.")]
-    = Path("annotations"),
+    out: Annotated[Path, typer.Option(help="Folder for sheet.csv, key.csv and INSTRUCTIONS.md.")] = Path("annotations"),
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags.")] = "all",
     seed: Annotated[int, typer.Option(help="Seed of the row shuffle.")] = 0,
 ) -> None:
@@ -158,14 +177,18 @@ def annotations_export_command(
     selected = select_tasks(tasks)
     sheet, key = export_sheet(selected, out, seed=seed)
     n = sum(len(t.spec.checkpoints) for t in selected)
-    Console().print(f"{n} checkpoints of {len(selected)} tasks: give [bold]{sheet}[/] (and INSTRUCTIONS.md) to each "
-                    f"annotator; keep [bold]{key}[/] away from them. Then: memobench kappa SHEETS... --key {key}")
+    Console().print(
+        f"{n} checkpoints of {len(selected)} tasks: give [bold]{sheet}[/] (and INSTRUCTIONS.md) to each "
+        f"annotator; keep [bold]{key}[/] away from them. Then: memobench kappa SHEETS... --key {key}"
+    )
 
 
 def kappa_command(
     sheets: Annotated[list[Path], typer.Argument(help="Filled sheets, one per annotator (two or more).")],
-    key: Annotated[Path | None, typer.Option(help="key.csv from `annotations export` (default: next to the "
-                                                   "first sheet, if present).")] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option(help="key.csv from `annotations export` (default: next to the first sheet, if present)."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write kappa.md and kappa.json here.")] = None,
 ) -> None:
     """Fleiss' kappa over annotators' relabelling sheets.

@@ -39,7 +39,5 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_section()
     macro = summary["macro"]
     types = {mt for name in METRICS for mt in macro["types"][name]}
-    table.add_row(
-        "macro", f"{len(types)} types", "", *(_pct(macro[name]) for name in METRICS), style="bold"
-    )
+    table.add_row("macro", f"{len(types)} types", "", *(_pct(macro[name]) for name in METRICS), style="bold")
     return table

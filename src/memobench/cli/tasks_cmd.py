@@ -66,8 +66,7 @@ def _load_suite() -> Suite:
         return Suite.load()
     except _TASK_FILE_ERRORS as e:
         _fail(
-            f"the packaged task suite does not load: {e}\n"
-            "Run `memobench tasks validate` to list every broken task.",
+            f"the packaged task suite does not load: {e}\nRun `memobench tasks validate` to list every broken task.",
             1,
         )
 
@@ -139,9 +138,7 @@ def _tasks_table(rows: list[dict[str, Any]], instruction_width: int | None) -> T
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("tags")  # the one column that wraps on a narrow terminal
     if instruction_width is not None:
-        table.add_column(
-            "instruction", no_wrap=True, overflow="ellipsis", max_width=instruction_width
-        )
+        table.add_column("instruction", no_wrap=True, overflow="ellipsis", max_width=instruction_width)
     for row in rows:
         cells = [
             row["id"],
@@ -195,8 +192,11 @@ def _print_header(console: Console, task: Task) -> None:
     _field(console, "instruction", spec.instruction)
     _field(console, "tags", ", ".join(spec.tags) or "none")
     _field(console, "horizon", f"{spec.horizon} control steps")
-    _field(console, "post-goal window", f"{spec.monitor_steps} steps after the last required checkpoint "
-                                        "before success is declared")
+    _field(
+        console,
+        "post-goal window",
+        f"{spec.monitor_steps} steps after the last required checkpoint before success is declared",
+    )
     _field(console, "folder", str(task.folder))
     _field(console, "spec hash", task.spec_hash)
 
@@ -218,9 +218,7 @@ def _print_bindings(console: Console, spec: TaskSpec) -> None:
         for name, domain in sorted(spec.bindings.items()):
             _field(console, f"${name}", f"{len(domain)} values", indent=2)
             for value in domain:
-                console.print(
-                    Padding(Text(f"- {_describe_value(value)}"), (0, 0, 0, 4), expand=False)
-                )
+                console.print(Padding(Text(f"- {_describe_value(value)}"), (0, 0, 0, 4), expand=False))
     source = "declared" if spec.chance_level is not None else "1 / variants"
     _field(console, "chance level", f"{spec.chance:.3f} ({source})")
 
@@ -261,8 +259,9 @@ def _print_violations(console: Console, spec: TaskSpec) -> None:
     if not spec.violations:
         _field(console, "violations", "none")
         return
-    console.print(Text(f"violations ({len(spec.violations)}; the episode fails when one holds while "
-                       "active):", style="bold"))
+    console.print(
+        Text(f"violations ({len(spec.violations)}; the episode fails when one holds while active):", style="bold")
+    )
     for v in spec.violations:
         console.print(Text(f"  - {v.name} [{violation_window(spec, v)}]", style="bold"))
         _field(console, "what", v.text, indent=4)
@@ -313,7 +312,10 @@ def _stats_cells(group: GroupStats) -> list[str]:
 def catalogue_command(
     out: Annotated[Path, typer.Option(help="The markdown file to write.")] = Path("docs/tasks.md"),
     tasks: SelectorOption = None,
-    images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones.")] = True,
+    images: Annotated[
+        bool,
+        typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones."),
+    ] = True,
 ) -> None:
     """Write the task catalogue: per task its instruction, bindings, chance, checkpoints and stills."""
     from memobench.report.catalogue import catalogue_markdown, render_stills
@@ -428,8 +430,7 @@ def validate_paths(paths: list[Path]) -> list[Outcome]:
                 if earlier != folder:
                     outcome = Outcome(
                         folder,
-                        error=f"{folder}: duplicate task id {outcome.task.id!r}, "
-                        f"also declared in {earlier}",
+                        error=f"{folder}: duplicate task id {outcome.task.id!r}, also declared in {earlier}",
                     )
             outcomes.append(outcome)
     return outcomes

@@ -29,8 +29,18 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?")
 _NAME = re.compile(r"[a-z_][a-z0-9_]*")
 # The sections LIBERO's problem parser reads and MEMOBench uses. (:scene_properties is left out:
 # LIBERO's reader of it refers to an undefined variable and fails on any content.)
-SECTIONS = ("problem", ":domain", ":requirements", ":language", ":regions", ":fixtures", ":objects",
-            ":obj_of_interest", ":init", ":goal")
+SECTIONS = (
+    "problem",
+    ":domain",
+    ":requirements",
+    ":language",
+    ":regions",
+    ":fixtures",
+    ":objects",
+    ":obj_of_interest",
+    ":init",
+    ":goal",
+)
 # Region attributes holding rows of numbers -> numbers per row
 _NUMERIC_ATTRIBUTES = {":ranges": 4, ":yaw_rotation": 2}
 _CONNECTIVES = ("and", "or", "not")
@@ -120,8 +130,7 @@ def _numbers(item: _Token | _Group, count: int, what: str) -> None:
         for value in item.items:  # each value first: the message names a bad token
             _number(value, what)
     if not isinstance(item, _Group) or len(item.items) != count:
-        raise BddlError(f"line {item.line}: {what} needs groups of {count} numbers, like "
-                        f"({' '.join(['0.0'] * count)})")
+        raise BddlError(f"line {item.line}: {what} needs groups of {count} numbers, like ({' '.join(['0.0'] * count)})")
 
 
 def _declarations(group: _Group, kind: str) -> dict[str, tuple[str, int]]:
@@ -141,15 +150,15 @@ def _declarations(group: _Group, kind: str) -> dict[str, tuple[str, int]]:
             raise BddlError(f"line {token.line}: (:{kind} ...) needs 'name... - class'")
         cls = _name(tokens[i + 1], f"(:{kind} ...) class")
         if cls in classes:  # LIBERO keys by class: the earlier line's instances would vanish
-            raise BddlError(f"line {token.line}: (:{kind} ...) class {cls!r} declared twice; declare all its "
-                            "instances on one line")
+            raise BddlError(
+                f"line {token.line}: (:{kind} ...) class {cls!r} declared twice; declare all its instances on one line"
+            )
         classes.add(cls)
         for name in names:
             found[_name(name, f"(:{kind} ...) instance")] = (cls, name.line)
         names, i = [], i + 2
     if names:
-        raise BddlError(f"line {names[0].line}: (:{kind} ...) {' '.join(t.text for t in names)} lack a "
-                        "'- class'")
+        raise BddlError(f"line {names[0].line}: (:{kind} ...) {' '.join(t.text for t in names)} lack a '- class'")
     return found
 
 
@@ -163,8 +172,10 @@ def _check_regions(group: _Group, instances: set[str]) -> set[str]:
         target = None
         for attribute in region.items[1:]:
             if not isinstance(attribute, _Group) or attribute.head is None:
-                raise BddlError(f"line {attribute.line}: region {name}: attributes are (:target ...), "
-                                "(:ranges ...), (:yaw_rotation ...) or (:rgba ...)")
+                raise BddlError(
+                    f"line {attribute.line}: region {name}: attributes are (:target ...), "
+                    "(:ranges ...), (:yaw_rotation ...) or (:rgba ...)"
+                )
             key, values = attribute.head, attribute.items[1:]
             what = f"region {name} {key}"
             if key == ":target":
@@ -172,12 +183,16 @@ def _check_regions(group: _Group, instances: set[str]) -> set[str]:
                     raise BddlError(f"line {attribute.line}: {what} takes one name")
                 target = _name(values[0], f"{what} target")
                 if target not in instances:
-                    raise BddlError(f"line {attribute.line}: {what}: {target!r} is not declared in "
-                                    "(:objects ...) or (:fixtures ...)")
+                    raise BddlError(
+                        f"line {attribute.line}: {what}: {target!r} is not declared in "
+                        "(:objects ...) or (:fixtures ...)"
+                    )
             elif key in _NUMERIC_ATTRIBUTES:
                 if len(values) != 1 or not isinstance(values[0], _Group) or not values[0].items:
-                    raise BddlError(f"line {attribute.line}: {what} takes one group of rows, like "
-                                    f"(({' '.join(['0.0'] * _NUMERIC_ATTRIBUTES[key])}))")
+                    raise BddlError(
+                        f"line {attribute.line}: {what} takes one group of rows, like "
+                        f"(({' '.join(['0.0'] * _NUMERIC_ATTRIBUTES[key])}))"
+                    )
                 for row in values[0].items:
                     _numbers(row, _NUMERIC_ATTRIBUTES[key], what)
             elif key == ":rgba":
@@ -206,8 +221,10 @@ def _check_atom(atom: _Token | _Group, known: set[str], where: str) -> None:
     for argument in atom.items[1:]:
         name = _name(argument, f"{where} ({predicate} ...) argument")
         if name not in known:
-            raise BddlError(f"line {argument.line}: {where} ({predicate} ...): {name!r} is not declared in "
-                            "(:objects ...), (:fixtures ...) or (:regions ...)")
+            raise BddlError(
+                f"line {argument.line}: {where} ({predicate} ...): {name!r} is not declared in "
+                "(:objects ...), (:fixtures ...) or (:regions ...)"
+            )
 
 
 def check_problem(text: str, vocabulary: Vocabulary | None = None) -> None:
@@ -244,23 +261,30 @@ def check_problem(text: str, vocabulary: Vocabulary | None = None) -> None:
         raise BddlError(f"line {objects[name][1]}: {name!r} is declared as an object and as a fixture")
     if vocabulary is not None:
         if problem_name not in vocabulary.problems:
-            raise BddlError(f"line {problem.line}: unknown problem class {problem_name!r}; LIBERO has "
-                            f"{', '.join(sorted(vocabulary.problems))}")
+            raise BddlError(
+                f"line {problem.line}: unknown problem class {problem_name!r}; LIBERO has "
+                f"{', '.join(sorted(vocabulary.problems))}"
+            )
         workspace = vocabulary.problems[problem_name]
-        for kind, declared, allowed in (("object", objects, vocabulary.object_classes),
-                                        ("fixture", fixtures, vocabulary.object_classes | {workspace})):
+        for kind, declared, allowed in (
+            ("object", objects, vocabulary.object_classes),
+            ("fixture", fixtures, vocabulary.object_classes | {workspace}),
+        ):
             for name, (cls, line) in declared.items():
                 if cls not in allowed:
-                    raise BddlError(f"line {line}: {kind} {name!r} has unknown class {cls!r} (not in LIBERO's "
-                                    "object registry)")
+                    raise BddlError(
+                        f"line {line}: {kind} {name!r} has unknown class {cls!r} (not in LIBERO's object registry)"
+                    )
     instances = set(objects) | set(fixtures)
     regions = _check_regions(sections[":regions"], instances) if ":regions" in sections else set()
     known = instances | regions
     if ":obj_of_interest" in sections:
         for token in _tokens_only(sections[":obj_of_interest"], "(:obj_of_interest ...)")[1:]:
             if _name(token, "(:obj_of_interest ...) entry") not in instances:
-                raise BddlError(f"line {token.line}: (:obj_of_interest ...): {token.text!r} is not declared in "
-                                "(:objects ...) or (:fixtures ...)")
+                raise BddlError(
+                    f"line {token.line}: (:obj_of_interest ...): {token.text!r} is not declared in "
+                    "(:objects ...) or (:fixtures ...)"
+                )
     for atom in sections[":init"].items[1:]:
         if isinstance(atom, _Group) and atom.head in _CONNECTIVES:
             raise BddlError(f"line {atom.line}: (:init ...) holds plain facts, not ({atom.head} ...)")

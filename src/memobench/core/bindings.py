@@ -70,6 +70,4 @@ def render_template(text: str, binding: Mapping[str, Any]) -> str:
 
 def binding_label(binding: Mapping[str, Any]) -> dict[str, Any]:
     """A short, JSON-friendly label of a binding: a mapping value is named by its ``name`` key."""
-    return {
-        k: (v.get("name", v) if isinstance(v, Mapping) else v) for k, v in sorted(binding.items())
-    }
+    return {k: (v.get("name", v) if isinstance(v, Mapping) else v) for k, v in sorted(binding.items())}

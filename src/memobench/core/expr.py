@@ -74,9 +74,7 @@ class ExprError(ValueError):
 def _check_ident(kind: str, value: str) -> None:
     # Nodes validate their names so that str(node) always re-parses.
     if not isinstance(value, str) or not _IDENT_RE.match(value) or value in KEYWORDS:
-        raise ExprError(
-            f"{kind} {value!r} is not a valid name (letters, digits, '_'; not a keyword)"
-        )
+        raise ExprError(f"{kind} {value!r} is not a valid name (letters, digits, '_'; not a keyword)")
 
 
 # --------------------------------------------------------------------------- AST
@@ -303,9 +301,7 @@ def _value_to_expr(where: str, value: object) -> Expr:
             return Num(value)
     except ExprError as err:
         raise ExprError(f"{where}: {err}") from None
-    raise ExprError(
-        f"{where}: cannot substitute {value!r} (need a name, a list of names or a number)"
-    )
+    raise ExprError(f"{where}: cannot substitute {value!r} (need a name, a list of names or a number)")
 
 
 # --------------------------------------------------------------------- parser
@@ -439,9 +435,7 @@ class _Parser:
             self.take()
             args = self.args(")")
             if len(args) < 2:
-                raise _located(
-                    f"{tok.text}() needs at least 2 arguments, got {len(args)}", self.text, tok.pos
-                )
+                raise _located(f"{tok.text}() needs at least 2 arguments, got {len(args)}", self.text, tok.pos)
             return And(tuple(args)) if tok.text == "and" else Or(tuple(args))
         if self.at("("):
             self.take()

@@ -104,8 +104,11 @@ _STATE_NUMBER = {
     "tilt": (1, "angle (rad) between o's rest-time up axis and world z"),
     "height": (1, "height (m) of o above its start"),
     "distance": (2, "xy distance (m) between a and b"),
-    "opening": (1, "how far fixture f stands from shut or off: metres a drawer is pulled out, "
-                   "radians a door or knob is turned (its joint value's magnitude)"),
+    "opening": (
+        1,
+        "how far fixture f stands from shut or off: metres a drawer is pulled out, "
+        "radians a door or knob is turned (its joint value's magnitude)",
+    ),
 }
 _SUGAR = {
     "was_open": ("ever", ("open",)),
@@ -125,18 +128,12 @@ def _build_catalogue() -> dict[str, Signature]:
         rest = (Arg.NAME,) * (n - 1)
         for q in ("any", "all"):
             qdoc = f"{name} holds for {q} element of the list"
-            cat[f"{q}_{name}"] = Signature(
-                f"{q}_{name}", (Arg.LIST, *rest), "bool", Kind.QUANTIFIED, qdoc
-            )
+            cat[f"{q}_{name}"] = Signature(f"{q}_{name}", (Arg.LIST, *rest), "bool", Kind.QUANTIFIED, qdoc)
     for name, (n, doc) in _STATE_NUMBER.items():
         cat[name] = Signature(name, (Arg.NAME,) * n, "number", Kind.STATE, doc)
     cat["ever"] = Signature("ever", (Arg.BOOL,), "bool", Kind.HISTORY, "x held at some step so far")
-    cat["then"] = Signature(
-        "then", (Arg.BOOL, Arg.BOOL), "bool", Kind.HISTORY, "y held after x held"
-    )
-    cat["held"] = Signature(
-        "held", (Arg.BOOL, Arg.COUNT), "bool", Kind.HISTORY, "x held n steps in a row"
-    )
+    cat["then"] = Signature("then", (Arg.BOOL, Arg.BOOL), "bool", Kind.HISTORY, "y held after x held")
+    cat["held"] = Signature("held", (Arg.BOOL, Arg.COUNT), "bool", Kind.HISTORY, "x held n steps in a row")
     for name, (hist, inner) in _SUGAR.items():
         doc = f"{hist}({', '.join(f'{p}(f)' for p in inner)})"
         cat[name] = Signature(name, (Arg.NAME,), "bool", Kind.SUGAR, doc, (hist, inner))
@@ -188,8 +185,7 @@ def _infer(node: Expr) -> str:
         for side in (node.left, node.right):
             if (kind := _infer(side)) not in ("number", "ref"):
                 raise ExprError(
-                    f"cannot compare {side} (a {kind}) in {node}: comparisons need numbers, "
-                    "e.g. pour_count(a, b) >= 2"
+                    f"cannot compare {side} (a {kind}) in {node}: comparisons need numbers, e.g. pour_count(a, b) >= 2"
                 )
         return "bool"
     return _infer_call(node)
@@ -212,14 +208,11 @@ def _infer_call(node: Call) -> str:
             Arg.NAME: kind in ("name", "ref"),
             Arg.LIST: kind in ("list", "ref"),
             Arg.BOOL: kind == "bool",
-            Arg.COUNT: kind == "ref"
-            or (isinstance(arg, Num) and arg.value.is_integer() and arg.value >= 1),
+            Arg.COUNT: kind == "ref" or (isinstance(arg, Num) and arg.value.is_integer() and arg.value >= 1),
         }[param]
         if not ok:
             need = "a positive integer" if param is Arg.COUNT else f"a {param.value}"
-            raise ExprError(
-                f"{sig.name}() argument {i} must be {need}, got {arg} (a {kind}) in {node}"
-            )
+            raise ExprError(f"{sig.name}() argument {i} must be {need}, got {arg} (a {kind}) in {node}")
     return sig.returns
 
 
@@ -379,9 +372,7 @@ def _build(node: Expr) -> _Node:
         if sig.name == "held":
             return _History("held", (_build(node.args[0]),), int(node.args[1].value))
         return _History(sig.name, tuple(map(_build, node.args)))
-    names = [
-        tuple(i.name for i in a.items) if isinstance(a, ListLit) else a.name for a in node.args
-    ]
+    names = [tuple(i.name for i in a.items) if isinstance(a, ListLit) else a.name for a in node.args]
     if sig.kind is Kind.QUANTIFIED:
         q, base = sig.name.split("_", 1)
         return _Quantified(any if q == "any" else all, base, names[0], tuple(names[1:]))
@@ -397,9 +388,7 @@ class CompiledPredicate:
         self.expr = expr
         self._root = _build(expand_sugar(expr))
         self._pairs = {
-            (n.args[0].name, n.args[1].name)
-            for n in walk(expr)
-            if isinstance(n, Call) and n.func == "pour_count"
+            (n.args[0].name, n.args[1].name) for n in walk(expr) if isinstance(n, Call) and n.func == "pour_count"
         }
 
     @property
@@ -524,9 +513,7 @@ class PourCounters:
     def __init__(self, pairs: Iterable[tuple[str, str]] = (), **pour_params: float) -> None:
         unknown = set(pour_params) - {"away", "back", "near_radius"}
         if unknown:
-            raise ValueError(
-                f"unknown pour parameter(s) {sorted(unknown)}; valid: away, back, near_radius"
-            )
+            raise ValueError(f"unknown pour parameter(s) {sorted(unknown)}; valid: away, back, near_radius")
         self._counters = {p: PourCounter(p[0], p[1], **pour_params) for p in sorted(set(pairs))}
 
     @property

@@ -203,12 +203,18 @@ class TaskSpec(_Frozen):
             for key in ("after", "until"):
                 ref = getattr(v, key)
                 if ref is not None and ref not in checkpoint_ids:
-                    raise ValueError(f"violation {v.name!r}: {key} {ref!r} is not a checkpoint id "
-                                     f"(checkpoints: {', '.join(checkpoint_ids)})")
-            if (v.after is not None and v.until is not None
-                    and checkpoint_ids.index(v.until) <= checkpoint_ids.index(v.after)):
-                raise ValueError(f"violation {v.name!r}: until {v.until!r} must come after "
-                                 f"after {v.after!r} in the checkpoint order")
+                    raise ValueError(
+                        f"violation {v.name!r}: {key} {ref!r} is not a checkpoint id "
+                        f"(checkpoints: {', '.join(checkpoint_ids)})"
+                    )
+            if (
+                v.after is not None
+                and v.until is not None
+                and checkpoint_ids.index(v.until) <= checkpoint_ids.index(v.after)
+            ):
+                raise ValueError(
+                    f"violation {v.name!r}: until {v.until!r} must come after after {v.after!r} in the checkpoint order"
+                )
 
     @property
     def last_required(self) -> str:

@@ -99,8 +99,9 @@ def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]
     return trees
 
 
-def _names_used(path: Path, spec: TaskSpec, trees: list[tuple[str, expr.Expr]],
-                binding: dict[str, Any]) -> dict[str, set[str]]:
+def _names_used(
+    path: Path, spec: TaskSpec, trees: list[tuple[str, expr.Expr]], binding: dict[str, Any]
+) -> dict[str, set[str]]:
     """Field -> object/fixture/region names it refers to under ``binding``."""
     used = {}
     for field, tree in trees:
@@ -185,7 +186,9 @@ class Suite:
         self._tasks: dict[str, Task] = {}
         for task in ordered:
             if task.id in self._tasks:
-                raise TaskFileError(f"task id {task.id!r} is used twice: {self._tasks[task.id].folder} and {task.folder}")
+                raise TaskFileError(
+                    f"task id {task.id!r} is used twice: {self._tasks[task.id].folder} and {task.folder}"
+                )
             self._tasks[task.id] = task
 
     @classmethod
@@ -229,8 +232,10 @@ class Suite:
             return list(self)
         items = [s.strip() for s in selector.split(",") if s.strip()]
         if not items:
-            raise UnknownTaskError(f"the task selection {selector!r} names no task; give task ids, families or "
-                                   "tags, comma-separated, or 'all'")
+            raise UnknownTaskError(
+                f"the task selection {selector!r} names no task; give task ids, families or "
+                "tags, comma-separated, or 'all'"
+            )
         chosen: dict[str, Task] = {}
         for item in items:
             for task in self._resolve(item):

@@ -126,9 +126,7 @@ def _group(tasks: list[Task], classes: dict[str, tuple[set[str], set[str]]]) -> 
         compression=ops[MemoryOp.COMPRESSION],
         object_class_names=tuple(sorted(objects)),
         fixture_class_names=tuple(sorted(fixtures)),
-        binding_domain_sizes=tuple(
-            len(d) for t in tasks for _, d in sorted(t.spec.bindings.items())
-        ),
+        binding_domain_sizes=tuple(len(d) for t in tasks for _, d in sorted(t.spec.bindings.items())),
     )
 
 

@@ -20,8 +20,7 @@ from memobench.core.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"  # end_reason of a counting violation
 VIOLATION = "violation"  # end_reason of a broken commitment (a task's ``violations:``)
-_BY_OP = {MemoryOp.STORAGE: FailureClass.STORAGE_FAILURE,
-          MemoryOp.COMPRESSION: FailureClass.COMPRESSION_FAILURE}
+_BY_OP = {MemoryOp.STORAGE: FailureClass.STORAGE_FAILURE, MemoryOp.COMPRESSION: FailureClass.COMPRESSION_FAILURE}
 
 
 def classify_failure(

@@ -98,9 +98,7 @@ class CountingMonitor:
         if self.required < 1:
             raise ValueError(f"CountingMonitor.required must be >= 1, got {self.required}")
         if self.monitor_steps < 0:
-            raise ValueError(
-                f"CountingMonitor.monitor_steps must be >= 0, got {self.monitor_steps}"
-            )
+            raise ValueError(f"CountingMonitor.monitor_steps must be >= 0, got {self.monitor_steps}")
 
 
 class CheckpointTracker:
@@ -132,11 +130,10 @@ class CheckpointTracker:
         for v in self.violations:
             for index in (v.after, v.until):
                 if index is not None and not 0 <= index < len(self.checkpoints):
-                    raise ValueError(f"violation {v.name!r} refers to checkpoint {index}, "
-                                     f"but there are {len(self.checkpoints)}")
-        self._compiled: list[CompiledPredicate] = [
-            compile_predicate(c.predicate) for c in self.checkpoints
-        ]
+                    raise ValueError(
+                        f"violation {v.name!r} refers to checkpoint {index}, but there are {len(self.checkpoints)}"
+                    )
+        self._compiled: list[CompiledPredicate] = [compile_predicate(c.predicate) for c in self.checkpoints]
         self._rules: list[CompiledPredicate] = [compile_predicate(v.predicate) for v in self.violations]
         pairs = set().union(*(p.pour_pairs() for p in self._compiled + self._rules))
         if counting is not None:
@@ -291,8 +288,7 @@ class CheckpointTracker:
     @property
     def finished(self) -> bool:
         """Success so far: required checkpoints done, no violation, both windows passed."""
-        return (self.required_done and self._violation is None and self.monitor_passed
-                and self.window_passed)
+        return self.required_done and self._violation is None and self.monitor_passed and self.window_passed
 
     @property
     def stage_score(self) -> float:

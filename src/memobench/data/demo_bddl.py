@@ -43,8 +43,9 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
     except UnknownTaskError as e:
         raise DemoFileError(f"{path}: the file name must be a task id: {e}") from None
     if attrs.get("task_id") != task.id:
-        raise DemoFileError(f"{path}: data attribute 'task_id' is {attrs.get('task_id')!r}, "
-                            f"the file name says {task.id!r}")
+        raise DemoFileError(
+            f"{path}: data attribute 'task_id' is {attrs.get('task_id')!r}, the file name says {task.id!r}"
+        )
     bindings = all_bindings(task.spec)
     scenes = []
     for i, demo in enumerate(demos):
@@ -55,10 +56,15 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
         expected = task.bddl(bindings[variant])
         stored = demo.attrs.get("bddl")
         if stored != expected:
-            detail = (f"differs from line {_first_difference(stored, expected)} on" if isinstance(stored, str)
-                      else f"is {type(stored).__name__}, not text, unlike")
-            raise DemoFileError(f"{where} 'bddl' {detail} the suite's BDDL of {task.id} variant {variant}; "
-                                "refusing to build a scene from it (recorded with another task version, or "
-                                "altered)")
+            detail = (
+                f"differs from line {_first_difference(stored, expected)} on"
+                if isinstance(stored, str)
+                else f"is {type(stored).__name__}, not text, unlike"
+            )
+            raise DemoFileError(
+                f"{where} 'bddl' {detail} the suite's BDDL of {task.id} variant {variant}; "
+                "refusing to build a scene from it (recorded with another task version, or "
+                "altered)"
+            )
         scenes.append(expected)
     return scenes

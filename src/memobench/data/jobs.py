@@ -95,8 +95,9 @@ def _run(job):
     return validate_file(job.path, episodes=job.episodes, replay=job.replay)
 
 
-def run_data_jobs(label: str, jobs: list, execution: Execution, events: RunEvents | None = None,
-                  describe=lambda result: result.key[1]) -> list[JobResult]:
+def run_data_jobs(
+    label: str, jobs: list, execution: Execution, events: RunEvents | None = None, describe=lambda result: result.key[1]
+) -> list[JobResult]:
     """Run ``jobs`` on the pool ``execution`` describes; their results in ``jobs``' order.
 
     ``events`` hears ``jobs_started(label, n)``, ``job_finished(describe(result))`` per job
@@ -105,10 +106,17 @@ def run_data_jobs(label: str, jobs: list, execution: Execution, events: RunEvent
     events = events or RunEvents()
     events.jobs_started(label, len(jobs))
     results: dict[Any, JobResult] = {}
-    for result in run_jobs(jobs, DataJobRunner, workers=execution.workers, backend=execution.backend.value,
-                           ray_address=execution.ray_address, job_timeout=execution.episode_timeout,
-                           max_attempts=execution.max_attempts, mark_retries=lambda r, _reasons, _n: r,
-                           failed_result=lambda job, why: JobResult(job.key, failure=why)):
+    for result in run_jobs(
+        jobs,
+        DataJobRunner,
+        workers=execution.workers,
+        backend=execution.backend.value,
+        ray_address=execution.ray_address,
+        job_timeout=execution.episode_timeout,
+        max_attempts=execution.max_attempts,
+        mark_retries=lambda r, _reasons, _n: r,
+        failed_result=lambda job, why: JobResult(job.key, failure=why),
+    ):
         results[result.key] = result
         events.job_finished(describe(result))
     events.jobs_ended()
@@ -125,9 +133,17 @@ def _raise_failures(results: list[JobResult]) -> None:
         raise DataJobError("; ".join(failed))
 
 
-def collect_dataset(tasks: list, episodes: int, out: Path, seed_base: int, execution: Execution,
-                    events: RunEvents | None = None, image_size: int = 0,
-                    cameras: tuple[str, ...] = ("agentview", "wrist"), command: str = "memobench collect") -> list:
+def collect_dataset(
+    tasks: list,
+    episodes: int,
+    out: Path,
+    seed_base: int,
+    execution: Execution,
+    events: RunEvents | None = None,
+    image_size: int = 0,
+    cameras: tuple[str, ...] = ("agentview", "wrist"),
+    command: str = "memobench collect",
+) -> list:
     """Collect every task into ``out`` (one job per task), render if ``image_size``, write the dataset card.
 
     Returns the :class:`~memobench.data.collect.TaskCollection` of every task, in ``tasks``' order.
@@ -142,9 +158,13 @@ def collect_dataset(tasks: list, episodes: int, out: Path, seed_base: int, execu
     for task in tasks:  # a folder of another collection is refused, not mixed into
         check_can_continue(task, out, seed_base)
     jobs = [CollectJob(t.id, episodes, out, seed_base) for t in tasks]
-    results = run_data_jobs("collecting", jobs, execution, events,
-                            describe=lambda r: f"{r.key[1]} " + (f"{r.value.kept} kept of {r.value.attempts}"
-                                                                 if r.value else "failed"))
+    results = run_data_jobs(
+        "collecting",
+        jobs,
+        execution,
+        events,
+        describe=lambda r: f"{r.key[1]} " + (f"{r.value.kept} kept of {r.value.attempts}" if r.value else "failed"),
+    )
     _raise_failures(results)
     collections = [r.value for r in results]
     if image_size:
@@ -153,8 +173,9 @@ def collect_dataset(tasks: list, episodes: int, out: Path, seed_base: int, execu
     return collections
 
 
-def render_dataset(paths: list[Path], size: int, cameras: tuple[str, ...], execution: Execution,
-                   events: RunEvents | None = None) -> int:
+def render_dataset(
+    paths: list[Path], size: int, cameras: tuple[str, ...], execution: Execution, events: RunEvents | None = None
+) -> int:
     """Add camera images to every file's demos (one job per file); returns the frames drawn.
 
     A file that cannot be rendered is left as it was, and named in the :class:`DataJobError`
@@ -165,8 +186,14 @@ def render_dataset(paths: list[Path], size: int, cameras: tuple[str, ...], execu
     return sum(r.value for r in results)
 
 
-def validate_dataset(folder: Path, tasks: list[str], episodes: int | None, replay: bool, execution: Execution,
-                     events: RunEvents | None = None) -> list:
+def validate_dataset(
+    folder: Path,
+    tasks: list[str],
+    episodes: int | None,
+    replay: bool,
+    execution: Execution,
+    events: RunEvents | None = None,
+) -> list:
     """Every :class:`~memobench.data.validate.DemoCheck` of ``folder``: coverage of ``tasks``, then each file's.
 
     A file whose check raised gives one file-level check naming why.

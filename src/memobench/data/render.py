@@ -34,8 +34,7 @@ def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dic
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
-def render_task_file(path: Path, size: int, cameras: list[str],
-                     after_demo: Callable[[], None] | None = None) -> int:
+def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Callable[[], None] | None = None) -> int:
     """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
 
     Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
@@ -74,8 +73,9 @@ def render_task_file(path: Path, size: int, cameras: list[str],
                         name = f"{prefix}/{IMAGE_KEYS[camera]}"
                         if name in group:
                             del group[name]
-                        group.create_dataset(name, data=frames, compression="gzip",
-                                             chunks=(1, size, size, 3) if len(frames) else None)
+                        group.create_dataset(
+                            name, data=frames, compression="gzip", chunks=(1, size, size, 3) if len(frames) else None
+                        )
                         drawn += len(frames)
                 if after_demo:
                     after_demo()

@@ -95,6 +95,7 @@ class EpisodeOutcome:
 
 def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
     """The checkpoint tracker of one episode, predicates bound to ``binding``."""
+
     def bound(predicate: str) -> expr.Expr:
         return expr.substitute(expr.parse(predicate), binding)
 
@@ -102,8 +103,7 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
     checkpoints = [TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional) for cp in spec.checkpoints]
     index = {cp.id: i for i, cp in enumerate(spec.checkpoints)}
     violations = [
-        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until))
-        for v in spec.violations
+        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
     ]
     counting, pour_params = None, None
     if task.spec.counting is not None:
@@ -112,8 +112,13 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
             c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
         )
         pour_params = {"near_radius": c.near_radius}
-    return CheckpointTracker(checkpoints, counting=counting, pour_params=pour_params,
-                             violations=violations, post_goal_steps=protocol.monitor_steps_for(task))
+    return CheckpointTracker(
+        checkpoints,
+        counting=counting,
+        pour_params=pour_params,
+        violations=violations,
+        post_goal_steps=protocol.monitor_steps_for(task),
+    )
 
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
@@ -134,8 +139,7 @@ class DemoPerformer:
     Raises ``NoPlanError`` when the task has no expert plan.
     """
 
-    def __init__(self, task: Task, binding: dict[str, Any], env: SimEnv, rng: np.random.Generator,
-                 settle: int):
+    def __init__(self, task: Task, binding: dict[str, Any], env: SimEnv, rng: np.random.Generator, settle: int):
         self.scene = Scene(env)
         self.expert = Expert(plan_for(task.id), rng)
         self.expert.plan.demonstrate_memory(binding, self.scene, self.expert.memory)
@@ -164,16 +168,25 @@ def play_cue(task: Task, plan: EpisodePlan, env: SimEnv, world: WorldView, proto
     if cue.kind == "demo":
         rng = episode_rng(plan.seed, task.id, "cue")
         performer = DemoPerformer(task, plan.binding, env, rng, settle=protocol.stabilization_steps)
-    return run_cue(env, world, cue.kind, cue_targets(task, plan.binding), performer=performer,
-                   size=protocol.camera_size)
+    return run_cue(
+        env, world, cue.kind, cue_targets(task, plan.binding), performer=performer, size=protocol.camera_size
+    )
 
 
 class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
-    def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool, recorder: StepRecorder | None = None,
-                 video_every: int = 0):
+    def __init__(
+        self,
+        task: Task,
+        plan: EpisodePlan,
+        env: SimEnv,
+        guard: AdapterGuard,
+        protocol: Protocol,
+        capture_video: bool,
+        recorder: StepRecorder | None = None,
+        video_every: int = 0,
+    ):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
         self.video_every = video_every
         self.recorder = recorder
@@ -226,9 +239,11 @@ class _Episode:
         instruction = self.task.spec.instruction
         if level is None:
             return instruction
-        done = [cp.text.at(level) for cp, step in zip(self.task.spec.checkpoints,
-                                                       self.tracker.completed_steps, strict=True)
-                if step is not None]
+        done = [
+            cp.text.at(level)
+            for cp, step in zip(self.task.spec.checkpoints, self.tracker.completed_steps, strict=True)
+            if step is not None
+        ]
         return f"{instruction}\nMemory: {'; '.join(done) if done else 'nothing done yet'}."
 
     def observation(self, step: int, images: bool) -> dict[str, Any]:
@@ -311,15 +326,35 @@ class _Episode:
     # -- the record -------------------------------------------------------------------
     def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
         timings = {k: round(v, 4) for k, v in {**self.timings, "total": total}.items()}
-        return make_record(self.task, self.plan, self.tracker, status, end_reason, error,
-                           steps=self.steps, queries=self.queries, timings=timings,
-                           short_chunk_queries=self.short_chunk_queries, min_chunk_rows=self.min_chunk_rows)
+        return make_record(
+            self.task,
+            self.plan,
+            self.tracker,
+            status,
+            end_reason,
+            error,
+            steps=self.steps,
+            queries=self.queries,
+            timings=timings,
+            short_chunk_queries=self.short_chunk_queries,
+            min_chunk_rows=self.min_chunk_rows,
+        )
 
 
-def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, status: EpisodeStatus,
-                end_reason: str, error: str | None, *, steps: int = 0, queries: int = 0,
-                timings: dict[str, float] | None = None, short_chunk_queries: int = 0,
-                min_chunk_rows: int | None = None) -> EpisodeRecord:
+def make_record(
+    task: Task,
+    plan: EpisodePlan,
+    tracker: CheckpointTracker,
+    status: EpisodeStatus,
+    end_reason: str,
+    error: str | None,
+    *,
+    steps: int = 0,
+    queries: int = 0,
+    timings: dict[str, float] | None = None,
+    short_chunk_queries: int = 0,
+    min_chunk_rows: int | None = None,
+) -> EpisodeRecord:
     """The ledger record of an episode from its plan, its tracker and how it ended."""
     success = status == EpisodeStatus.OK and end_reason == "success"
     checkpoints = tracker.results()
@@ -327,20 +362,41 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
     if tracker.violation is not None:
         violation = Violation(name=tracker.violation, step=tracker.violation_step)
     return EpisodeRecord(
-        task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
-        binding=binding_label(plan.binding), status=status, success=success,
+        task_id=task.id,
+        memory_type=task.spec.family,
+        episode=plan.episode,
+        seed=plan.seed,
+        binding=binding_label(plan.binding),
+        status=status,
+        success=success,
         failure_class=classify_failure(success, status, end_reason, checkpoints),
-        end_reason=end_reason, checkpoints=checkpoints, violation=violation, stage_score=tracker.stage_score,
-        stages_complete=tracker.stages_complete, average_score=tracker.average_score,
-        pour_counts=tracker.pour_counts(), steps=steps, policy_queries=queries,
-        short_chunk_queries=short_chunk_queries, min_chunk_rows=min_chunk_rows,
-        error=error, timings=timings or {},
+        end_reason=end_reason,
+        checkpoints=checkpoints,
+        violation=violation,
+        stage_score=tracker.stage_score,
+        stages_complete=tracker.stages_complete,
+        average_score=tracker.average_score,
+        pour_counts=tracker.pour_counts(),
+        steps=steps,
+        policy_queries=queries,
+        short_chunk_queries=short_chunk_queries,
+        min_chunk_rows=min_chunk_rows,
+        error=error,
+        timings=timings or {},
     )
 
 
-def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                protocol: Protocol, *, capture_video: bool = False,
-                recorder: StepRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
+def run_episode(
+    task: Task,
+    plan: EpisodePlan,
+    env: SimEnv,
+    guard: AdapterGuard,
+    protocol: Protocol,
+    *,
+    capture_video: bool = False,
+    recorder: StepRecorder | None = None,
+    video_every: int = 0,
+) -> EpisodeOutcome:
     """Run one episode to its end and describe it; never raises for policy or simulator failures.
 
     Videos (``capture_video``) hold the frames the policy was shown at its

@@ -27,9 +27,11 @@ class Backend(StrEnum):
     RAY = "ray"
 
 
-WORKERS_HELP = ("Episodes run in this many worker processes (same results); a policy that kills its process "
-                "fails only its episode. 0: in this process (for debuggers; a policy that kills the process "
-                "ends the run).")
+WORKERS_HELP = (
+    "Episodes run in this many worker processes (same results); a policy that kills its process "
+    "fails only its episode. 0: in this process (for debuggers; a policy that kills the process "
+    "ends the run)."
+)
 
 
 def check_execution(workers: int, episode_timeout: float | None, backend: str, ray_address: str | None) -> None:
@@ -50,19 +52,28 @@ class Execution(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     video: VideoMode = Field(VideoMode.NONE, description="Record videos of no, failed or all episodes.")
-    video_every: int = Field(0, ge=0, description=(
-        "Videos also get a frame every N steps between policy queries (0: only the frames the policy saw)."))
+    video_every: int = Field(
+        0,
+        ge=0,
+        description=(
+            "Videos also get a frame every N steps between policy queries (0: only the frames the policy saw)."
+        ),
+    )
     out_root: Path | None = Field(None, description="Output folder (default: runs/<policy>-<time>).")
     resume: bool = Field(False, description="Continue the run in --out-root, skipping finished episodes.")
     workers: int = Field(1, ge=0, description=WORKERS_HELP)
-    backend: Backend = Field(Backend.LOCAL, description=(
-        "Where workers run: this machine, or Ray (pip install 'memobench[ray]')."))
-    ray_address: str | None = Field(None, description=(
-        "Ray cluster address for --backend ray (default: start a local Ray)."))
-    episode_timeout: float | None = Field(None, ge=1, description=(
-        "Seconds an episode may run before its worker counts as hung and is replaced."))
-    max_attempts: int = Field(3, ge=1, description=(
-        "Executions of an episode whose worker dies or hangs (policy errors are never retried)."))
+    backend: Backend = Field(
+        Backend.LOCAL, description=("Where workers run: this machine, or Ray (pip install 'memobench[ray]').")
+    )
+    ray_address: str | None = Field(
+        None, description=("Ray cluster address for --backend ray (default: start a local Ray).")
+    )
+    episode_timeout: float | None = Field(
+        None, ge=1, description=("Seconds an episode may run before its worker counts as hung and is replaced.")
+    )
+    max_attempts: int = Field(
+        3, ge=1, description=("Executions of an episode whose worker dies or hangs (policy errors are never retried).")
+    )
 
     @model_validator(mode="after")
     def _flags_go_together(self) -> Execution:
@@ -71,6 +82,13 @@ class Execution(BaseModel):
 
     def request_fields(self) -> dict:
         """The :class:`~memobench.evaluation.run_request.RunRequest` keywords this configuration sets."""
-        return {"video": self.video.value, "video_every": self.video_every, "resume": self.resume,
-                "workers": self.workers, "backend": self.backend.value, "ray_address": self.ray_address,
-                "episode_timeout": self.episode_timeout, "max_attempts": self.max_attempts}
+        return {
+            "video": self.video.value,
+            "video_every": self.video_every,
+            "resume": self.resume,
+            "workers": self.workers,
+            "backend": self.backend.value,
+            "ray_address": self.ray_address,
+            "episode_timeout": self.episode_timeout,
+            "max_attempts": self.max_attempts,
+        }

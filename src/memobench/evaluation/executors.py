@@ -98,9 +98,17 @@ class _Busy:
     started: float
 
 
-def dispatch(plans: list[Job], backend: Backend, workers: int, *,
-             failed_record, policy_failed_record, episode_timeout: float | None = None,
-             max_attempts: int = DEFAULT_MAX_ATTEMPTS, mark_retries=None) -> Iterator[Any]:
+def dispatch(
+    plans: list[Job],
+    backend: Backend,
+    workers: int,
+    *,
+    failed_record,
+    policy_failed_record,
+    episode_timeout: float | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    mark_retries=None,
+) -> Iterator[Any]:
     """Run the jobs ``plans`` on ``workers`` workers of ``backend``; yield results as they finish.
 
     ``failed_record(job, reason)`` makes the result of a job whose
@@ -140,8 +148,11 @@ def dispatch(plans: list[Job], backend: Backend, workers: int, *,
             if episode_timeout:
                 now = time.monotonic()
                 gone = {w for w, _ in lost}
-                lost += [(w, f"episode ran past --episode-timeout {episode_timeout:g} s")
-                         for w, job in busy.items() if w not in gone and now - job.started > episode_timeout]
+                lost += [
+                    (w, f"episode ran past --episode-timeout {episode_timeout:g} s")
+                    for w, job in busy.items()
+                    if w not in gone and now - job.started > episode_timeout
+                ]
             for worker, reason in lost:
                 job = busy.pop(worker)
                 in_policy = worker.policy_call()  # read before the kill: a hung worker is still in it
@@ -235,8 +246,9 @@ class _LocalWorker:
     def __init__(self, context, factory):
         self.conn, child = context.Pipe()
         self.phase = PolicyPhase(context)
-        self.process = context.Process(target=_local_worker_main, daemon=True,
-                                       args=(child, factory, self.phase, os.getpid()))
+        self.process = context.Process(
+            target=_local_worker_main, daemon=True, args=(child, factory, self.phase, os.getpid())
+        )
         self.process.start()
         child.close()
         self.last_affinity = None
@@ -346,8 +358,13 @@ class RayBackend:
             raise RuntimeError("--backend ray needs Ray: pip install 'memobench[ray]'") from None
         self._started_here = not ray.is_initialized()
         if self._started_here:
-            ray.init(address=address, num_cpus=None if address else num_cpus,
-                     include_dashboard=False, log_to_driver=False, configure_logging=False)
+            ray.init(
+                address=address,
+                num_cpus=None if address else num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_RayHost)
         self.factory = factory
 
@@ -369,10 +386,19 @@ class RayBackend:
 
 
 # -- one batch of jobs, wherever it runs ------------------------------------------------
-def run_jobs(jobs: Iterable[Job], factory: Callable[[Any], Any], *, workers: int, backend: str = "local",
-             ray_address: str | None = None, job_timeout: float | None = None,
-             max_attempts: int = DEFAULT_MAX_ATTEMPTS, failed_result: Callable[[Job, str], Any],
-             lost_in_policy: Callable[[Job, str], Any] | None = None, mark_retries=None) -> Iterator[Any]:
+def run_jobs(
+    jobs: Iterable[Job],
+    factory: Callable[[Any], Any],
+    *,
+    workers: int,
+    backend: str = "local",
+    ray_address: str | None = None,
+    job_timeout: float | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    failed_result: Callable[[Job, str], Any],
+    lost_in_policy: Callable[[Job, str], Any] | None = None,
+    mark_retries=None,
+) -> Iterator[Any]:
     """Yield the result of every job as it finishes, from ``factory(phase).run(job)``.
 
     ``workers`` 0 runs the jobs here, in order, on one runner (no isolation, timeout or retry);
@@ -387,6 +413,13 @@ def run_jobs(jobs: Iterable[Job], factory: Callable[[Any], Any], *, workers: int
         yield from (runner.run(job) for job in jobs)
         return
     pool = RayBackend(factory, address=ray_address, num_cpus=workers) if backend == "ray" else LocalBackend(factory)
-    yield from dispatch(jobs, pool, workers, failed_record=failed_result,
-                        policy_failed_record=lost_in_policy or failed_result, episode_timeout=job_timeout,
-                        max_attempts=max_attempts, mark_retries=mark_retries)
+    yield from dispatch(
+        jobs,
+        pool,
+        workers,
+        failed_record=failed_result,
+        policy_failed_record=lost_in_policy or failed_result,
+        episode_timeout=job_timeout,
+        max_attempts=max_attempts,
+        mark_retries=mark_retries,
+    )

@@ -45,8 +45,9 @@ def run_folder_lock(out_root: Path) -> Iterator[Path]:
         out_root.mkdir(parents=True, exist_ok=True)
         fd = _acquire(path)
     except OSError as e:
-        raise RunFolderError(f"--out-root {out_root}: cannot use it as a run folder "
-                             f"({e.strerror or type(e).__name__})") from None
+        raise RunFolderError(
+            f"--out-root {out_root}: cannot use it as a run folder ({e.strerror or type(e).__name__})"
+        ) from None
     try:
         yield path
     finally:

@@ -22,8 +22,16 @@ import threading
 from collections.abc import Iterator
 
 #: The calls a worker makes into policy code; index 0 means none.
-CALLS = ("", "building the adapter", "rebuilding the adapter", "reset()", "begin_episode()",
-         "infer_actions()", "observe()", "close()")
+CALLS = (
+    "",
+    "building the adapter",
+    "rebuilding the adapter",
+    "reset()",
+    "begin_episode()",
+    "infer_actions()",
+    "observe()",
+    "close()",
+)
 
 _IN_FLIGHT, _LAST = 0, 1
 

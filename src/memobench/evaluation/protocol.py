@@ -25,27 +25,50 @@ class Protocol(BaseModel):
     # Each description is also the help of the field's command-line flag (the CLI builds its flags from them);
     # "cli" in json_schema_extra: False keeps a field off the command line, a list names its flags.
     seed: int = Field(7, description="Seed base: episode e uses seed + e.")
-    replan_steps: int = Field(5, ge=1, description=(
-        "Actions executed from each chunk before re-querying (at most the policy's declared chunk length; a "
-        "shorter chunk runs whole, then the policy is queried again)."))
-    horizon: int | None = Field(None, ge=1, description=(
-        "Control steps per episode (default: each task's own, at least 1200; overriding it is for diagnostics)."))
+    replan_steps: int = Field(
+        5,
+        ge=1,
+        description=(
+            "Actions executed from each chunk before re-querying (at most the policy's declared chunk length; a "
+            "shorter chunk runs whole, then the policy is queried again)."
+        ),
+    )
+    horizon: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Control steps per episode (default: each task's own, at least 1200; overriding it is for diagnostics)."
+        ),
+    )
     stabilization_steps: int = Field(10, ge=0, description="No-op steps before the policy acts.")
     resize_size: int = Field(224, ge=8, description="Policy images are SIZE x SIZE (aspect-preserving pad).")
     camera_size: int = Field(256, ge=8, description="Native render resolution.", json_schema_extra={"cli": False})
     memory_oracle: LanguageLevel | None = Field(None, description="Append completed checkpoint texts to the prompt.")
-    extra_pour_monitor_steps: int = Field(30, ge=0, description=(
-        "Steps watched for an extra pour after the required ones."),
-        json_schema_extra={"cli": ["--extra-pour-monitor-steps", "--post-stage-steps"]})
-    monitor_steps: int | None = Field(None, ge=0, description=(
-        "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
-        "each task's own; overriding it is for diagnostics)."))
-    fail_on_extra_pour: bool = Field(True, description=(
-        "Fail counting tasks on an extra pour (disable for diagnostics only)."))
+    extra_pour_monitor_steps: int = Field(
+        30,
+        ge=0,
+        description=("Steps watched for an extra pour after the required ones."),
+        json_schema_extra={"cli": ["--extra-pour-monitor-steps", "--post-stage-steps"]},
+    )
+    monitor_steps: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
+            "each task's own; overriding it is for diagnostics)."
+        ),
+    )
+    fail_on_extra_pour: bool = Field(
+        True, description=("Fail counting tasks on an extra pour (disable for diagnostics only).")
+    )
     adapter_timeout: float = Field(300.0, ge=0, description="Seconds an adapter call may take (0 = no limit).")
-    clip_actions: bool = Field(False, description=(
-        "Clip actions outside [-1, 1] into the range (recorded in run.json); by default such a chunk fails its "
-        "episode as an adapter_error."))
+    clip_actions: bool = Field(
+        False,
+        description=(
+            "Clip actions outside [-1, 1] into the range (recorded in run.json); by default such a chunk fails its "
+            "episode as an adapter_error."
+        ),
+    )
     # End an episode early, unsuccessful, once a policy that reports ``finished()`` holds a
     # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
     end_when_finished: bool = Field(False, json_schema_extra={"cli": False})

@@ -47,8 +47,9 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def run_manifest(protocol: Protocol, policy: dict[str, Any], tasks: list[Task],
-                 num_trials: int, video: str) -> dict[str, Any]:
+def run_manifest(
+    protocol: Protocol, policy: dict[str, Any], tasks: list[Task], num_trials: int, video: str
+) -> dict[str, Any]:
     """The content of ``run.json`` for a run about to start."""
     return {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -83,13 +84,20 @@ def _read_run_json(run_json: Path) -> dict[str, Any]:
     try:
         old = json.loads(run_json.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise RunFolderError(f"cannot resume: {run_json} is unreadable ({type(e).__name__}: {e}); it is left "
-                             "as it is: repair it, or choose another --out-root") from None
-    missing = [key for key in ("protocol", "policy", "tasks", "num_trials_per_task") if key not in old] \
-        if isinstance(old, dict) else ["protocol"]
+        raise RunFolderError(
+            f"cannot resume: {run_json} is unreadable ({type(e).__name__}: {e}); it is left "
+            "as it is: repair it, or choose another --out-root"
+        ) from None
+    missing = (
+        [key for key in ("protocol", "policy", "tasks", "num_trials_per_task") if key not in old]
+        if isinstance(old, dict)
+        else ["protocol"]
+    )
     if missing:
-        raise RunFolderError(f"cannot resume: {run_json} is not a MEMOBench run.json (no {missing[0]!r}); it is "
-                             "left as it is: repair it, or choose another --out-root")
+        raise RunFolderError(
+            f"cannot resume: {run_json} is not a MEMOBench run.json (no {missing[0]!r}); it is "
+            "left as it is: repair it, or choose another --out-root"
+        )
     return old
 
 
@@ -102,8 +110,9 @@ def _ledger_records(ledger: Path) -> int:
             warnings.simplefilter("ignore")
             return len(read_ledger(ledger))
     except (LedgerError, OSError) as e:
-        raise RunFolderError(f"cannot resume: {e}; the ledger is left as it is: repair or remove that line, "
-                             "or choose another --out-root") from None
+        raise RunFolderError(
+            f"cannot resume: {e}; the ledger is left as it is: repair or remove that line, or choose another --out-root"
+        ) from None
 
 
 def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -> dict[str, Any]:
@@ -134,7 +143,8 @@ def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -
         diffs = _differences(old, manifest)
         if diffs:
             raise RunFolderError(
-                f"refusing to resume {out_root}: " + "; ".join(diffs)
+                f"refusing to resume {out_root}: "
+                + "; ".join(diffs)
                 + ". Use the run's original settings, or another --out-root."
             )
         manifest = {
@@ -147,8 +157,9 @@ def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -
         out_root.mkdir(parents=True, exist_ok=True)
         atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
     except OSError as e:
-        raise RunFolderError(f"--out-root {out_root}: cannot write {RUN_JSON} there "
-                             f"({e.strerror or type(e).__name__})") from None
+        raise RunFolderError(
+            f"--out-root {out_root}: cannot write {RUN_JSON} there ({e.strerror or type(e).__name__})"
+        ) from None
     return manifest
 
 

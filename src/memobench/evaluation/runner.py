@@ -86,14 +86,14 @@ def evaluate(request: RunRequest, adapter: Any, events: RunEvents | None = None)
 
 def _evaluate_locked(request: RunRequest, adapter: Any, events: RunEvents) -> RunResult:
     out = request.out_root
-    manifest = run_manifest(request.protocol, request.policy, request.tasks,
-                            request.num_trials_per_task, request.video)
+    manifest = run_manifest(request.protocol, request.policy, request.tasks, request.num_trials_per_task, request.video)
     prepare_run_folder(out, manifest, request.resume)
     tasks = {t.id: t for t in request.tasks}
     # After a timed-out call, episodes go on with a fresh adapter from the run's policy block
     # (resolved only then: a caller may hand in an adapter its block does not name).
-    guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout,
-                         rebuild=lambda: policy_factory(request.policy)())
+    guard = AdapterGuard(
+        adapter, timeout=request.protocol.adapter_timeout, rebuild=lambda: policy_factory(request.policy)()
+    )
     render = guard.needs_images or request.video != "none"
     result = RunResult(out_root=out)
     with Ledger(out / LEDGER_FILENAME) as ledger, contextlib.closing(EnvCache()) as envs:
@@ -123,8 +123,14 @@ def _run_in_workers(plans: list[EpisodePlan], request: RunRequest, render: bool)
     from memobench.evaluation.episode import adapter_error_record, env_error_record
 
     tasks = {t.id: t for t in request.tasks}
-    yield from run_jobs(plans, functools.partial(EpisodeRunner, request, render), workers=request.workers,
-                        backend=request.backend, ray_address=request.ray_address,
-                        job_timeout=request.episode_timeout, max_attempts=request.max_attempts,
-                        failed_result=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
-                        lost_in_policy=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why))
+    yield from run_jobs(
+        plans,
+        functools.partial(EpisodeRunner, request, render),
+        workers=request.workers,
+        backend=request.backend,
+        ray_address=request.ray_address,
+        job_timeout=request.episode_timeout,
+        max_attempts=request.max_attempts,
+        failed_result=lambda plan, why: env_error_record(tasks[plan.task_id], plan, why),
+        lost_in_policy=lambda plan, why: adapter_error_record(tasks[plan.task_id], plan, why),
+    )

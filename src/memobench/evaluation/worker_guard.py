@@ -37,8 +37,9 @@ def die_with_parent(parent_pid: int, poll_seconds: float = POLL_SECONDS) -> str:
     if os.getppid() != parent_pid:
         os._exit(1)
     if how == "watch":
-        threading.Thread(target=_watch_parent, args=(parent_pid, poll_seconds), daemon=True,
-                         name="memobench-parent-watch").start()
+        threading.Thread(
+            target=_watch_parent, args=(parent_pid, poll_seconds), daemon=True, name="memobench-parent-watch"
+        ).start()
     return how
 
 

@@ -52,9 +52,7 @@ EPISODE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def write_summary(
-    records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]
-) -> dict[str, Any]:
+def write_summary(records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Write the three derived files into ``out_dir`` (created if missing); return the summary.
 
     ``summary.json`` is :func:`~memobench.metrics.aggregate.summarize` with indent 2;

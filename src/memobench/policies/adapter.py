@@ -113,9 +113,7 @@ def validate_chunk(raw: Any, action_dim: int = ACTION_DIM, clip: bool = False) -
     except (TypeError, ValueError) as e:
         raise AdapterError(f"infer_actions returned {type(raw).__name__}, not a numeric array: {e}") from None
     if chunk.ndim != 2 or chunk.shape[1] != action_dim:
-        raise AdapterError(
-            f"infer_actions returned shape {chunk.shape}; expected [horizon, {action_dim}]"
-        )
+        raise AdapterError(f"infer_actions returned shape {chunk.shape}; expected [horizon, {action_dim}]")
     if chunk.shape[0] == 0:
         raise AdapterError("infer_actions returned an empty chunk (horizon 0)")
     if not np.isfinite(chunk).all():
@@ -172,9 +170,13 @@ class AdapterGuard:
     simulator.
     """
 
-    def __init__(self, adapter: Any, timeout: float | None = None,
-                 rebuild: Callable[[], Any] | None = None,
-                 mark: Callable[[str], AbstractContextManager] | None = None):
+    def __init__(
+        self,
+        adapter: Any,
+        timeout: float | None = None,
+        rebuild: Callable[[], Any] | None = None,
+        mark: Callable[[str], AbstractContextManager] | None = None,
+    ):
         self.timeout = timeout if timeout and timeout > 0 else None
         self._worker = _Worker() if self.timeout else None
         self._rebuild = rebuild
@@ -219,8 +221,9 @@ class AdapterGuard:
                     adapter = self._rebuild()
                 self._use(adapter)
             except Exception as e:
-                raise AdapterError(f"rebuilding the adapter after a timed-out call raised "
-                                   f"{type(e).__name__}: {e}") from e
+                raise AdapterError(
+                    f"rebuilding the adapter after a timed-out call raised {type(e).__name__}: {e}"
+                ) from e
             self.abandoned_calls = 0
         self._call("reset()", self.adapter.reset)
 

@@ -46,8 +46,16 @@ from memobench.policies.wire import packb, unpackb
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8000
-SENT_KEYS = ("observation/image", "observation/wrist_image", "observation/state", "prompt", "episode", "step",
-             "prompt_video", "cue")
+SENT_KEYS = (
+    "observation/image",
+    "observation/wrist_image",
+    "observation/state",
+    "prompt",
+    "episode",
+    "step",
+    "prompt_video",
+    "cue",
+)
 
 
 class RemotePolicyError(RuntimeError):
@@ -76,8 +84,16 @@ class RemotePolicy:
     and sent as ``Authorization: Bearer <token>``.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, connect_timeout: float = 10.0,
-                 retries: int = 3, backoff: float = 0.5, needs_images: bool | None = None):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        connect_timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        needs_images: bool | None = None,
+    ):
         self.uri = host if host.startswith("ws") else f"ws://{host}:{port}"
         self.connect_timeout, self.retries, self.backoff = connect_timeout, retries, backoff
         self._ws = None
@@ -92,8 +108,12 @@ class RemotePolicy:
         token = client_token()
         try:
             connection = websockets.sync.client.connect(
-                self.uri, open_timeout=self.connect_timeout, compression=None, max_size=DEFAULT_MAX_FRAME_BYTES,
-                additional_headers={"Authorization": f"Bearer {token}"} if token else None)
+                self.uri,
+                open_timeout=self.connect_timeout,
+                compression=None,
+                max_size=DEFAULT_MAX_FRAME_BYTES,
+                additional_headers={"Authorization": f"Bearer {token}"} if token else None,
+            )
             # Entered like a context manager, closed by _close_socket: websockets >= 17.1
             # deprecates a connection that never entered one.
             self._ws = connection.__enter__()
@@ -101,9 +121,11 @@ class RemotePolicy:
         except websockets.exceptions.InvalidStatus as e:
             self._close_socket()
             if e.response.status_code == 401:
-                raise RemotePolicyRefused(f"the policy server at {self.uri} refused the connection: "
-                                        f"{'wrong' if token else 'no'} token (set {TOKEN_ENV} to the "
-                                        "server's)") from None
+                raise RemotePolicyRefused(
+                    f"the policy server at {self.uri} refused the connection: "
+                    f"{'wrong' if token else 'no'} token (set {TOKEN_ENV} to the "
+                    "server's)"
+                ) from None
             raise RemotePolicyError(f"cannot reach the policy server at {self.uri}: {e}") from e
         except Exception as e:
             self._close_socket()
@@ -126,9 +148,11 @@ class RemotePolicy:
                 too_big = getattr(getattr(e, "rcvd", None), "code", None) == FRAME_TOO_BIG
                 self._close_socket()
                 if too_big:  # the same message would be refused again
-                    raise RemotePolicyError(f"the policy server at {self.uri} refused a message over its frame "
-                                            f"size limit ({len(packb(message)) / 2**20:.1f} MiB; "
-                                            "`memobench serve --max-frame-mb` raises it)") from None
+                    raise RemotePolicyError(
+                        f"the policy server at {self.uri} refused a message over its frame "
+                        f"size limit ({len(packb(message)) / 2**20:.1f} MiB; "
+                        "`memobench serve --max-frame-mb` raises it)"
+                    ) from None
                 last = e
             else:
                 if isinstance(reply, str):  # the server's own error, with its traceback: not retried
@@ -136,8 +160,9 @@ class RemotePolicy:
                 return unpackb(reply)
             if attempt < self.retries:
                 time.sleep(self.backoff * 2**attempt)
-        raise RemotePolicyError(f"the policy server at {self.uri} is gone "
-                                f"({self.retries + 1} attempts): {type(last).__name__}: {last}")
+        raise RemotePolicyError(
+            f"the policy server at {self.uri} is gone ({self.retries + 1} attempts): {type(last).__name__}: {last}"
+        )
 
     def _close_socket(self) -> None:
         if self._ws is not None:
@@ -189,17 +214,29 @@ class PolicyServer:
     HTTP 401 (:mod:`memobench.policies.serve_guard`).
     """
 
-    def __init__(self, adapter: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-                 per_connection: Callable[[], Any] | None = None,
-                 announce: Callable[[str], None] = lambda message: None,
-                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES, token: str | None = None):
+    def __init__(
+        self,
+        adapter: Any,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        per_connection: Callable[[], Any] | None = None,
+        announce: Callable[[str], None] = lambda message: None,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        token: str | None = None,
+    ):
         if getattr(adapter, "privileged", False):
-            raise ValueError("a privileged adapter (the built-in experts) reads simulator objects and "
-                             "cannot be served over the network")
+            raise ValueError(
+                "a privileged adapter (the built-in experts) reads simulator objects and "
+                "cannot be served over the network"
+            )
         if max_frame_bytes < 1:
             raise ValueError(f"the frame size limit must be positive, got {max_frame_bytes} bytes")
-        self._serve_options = {"compression": None, "max_size": max_frame_bytes,
-                               "process_request": require_token(token) if token else None}
+        self._serve_options = {
+            "compression": None,
+            "max_size": max_frame_bytes,
+            "process_request": require_token(token) if token else None,
+        }
         self.adapter, self.host, self.port = adapter, host, port
         self._per_connection, self._announce = per_connection, announce
         self._lock = threading.Lock()
@@ -220,8 +257,7 @@ class PolicyServer:
                 if begin is not None:
                     begin(_rng_from_state(message["rng_state"]))
                 return {"ok": True}
-            actions = adapter.infer_actions(message, message.get("prompt", ""),
-                                            int(message.get("resize_size", 224)))
+            actions = adapter.infer_actions(message, message.get("prompt", ""), int(message.get("resize_size", 224)))
             return {"actions": np.asarray(actions)}
 
     def _handle(self, connection) -> None:
@@ -230,8 +266,10 @@ class PolicyServer:
         peer = connection.remote_address[0]  # read now: a closed socket no longer knows it
         self._connections.add(connection)
         if self._per_connection is None and len(self._connections) == 2:
-            self._announce("two clients now share one adapter; if the policy keeps per-episode state, "
-                           "serve it with --per-connection")
+            self._announce(
+                "two clients now share one adapter; if the policy keeps per-episode state, "
+                "serve it with --per-connection"
+            )
         try:
             own = self._per_connection is not None  # an adapter of its own needs no lock shared with others
             adapter, lock = (self._per_connection(), threading.Lock()) if own else (self.adapter, self._lock)

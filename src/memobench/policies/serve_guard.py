@@ -55,9 +55,11 @@ def require_token(token: str) -> Callable[[Any, Any], Any]:
         given = presented_token(request.path, request.headers)
         if given is not None and hmac.compare_digest(given.encode(), expected):
             return None  # go on with the websocket handshake
-        return connection.respond(http.HTTPStatus.UNAUTHORIZED,
-                                  f"this policy server needs a token: set {TOKEN_ENV} for memobench's client, "
-                                  "or send 'Authorization: Bearer <token>' or ?token=<token>\n")
+        return connection.respond(
+            http.HTTPStatus.UNAUTHORIZED,
+            f"this policy server needs a token: set {TOKEN_ENV} for memobench's client, "
+            "or send 'Authorization: Bearer <token>' or ?token=<token>\n",
+        )
 
     return check
 

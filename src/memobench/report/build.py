@@ -67,14 +67,16 @@ def find_videos(run: Run, task_id: str) -> tuple[Path | None, Path | None]:
             continue
         for outcome in found:
             if found[outcome] is None:
-                matches = sorted(p for p in video_dir.glob(f"{task_id}_{outcome}_ep*.mp4")
-                                 if not p.name.endswith("_wrist.mp4"))
+                matches = sorted(
+                    p for p in video_dir.glob(f"{task_id}_{outcome}_ep*.mp4") if not p.name.endswith("_wrist.mp4")
+                )
                 found[outcome] = matches[0] if matches else None
     return found["success"], found["failure"]
 
 
-def build_report(folders: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
-                 videos: bool = True) -> ReportResult:
+def build_report(
+    folders: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], videos: bool = True
+) -> ReportResult:
     """Write the report of the run ``folders`` into ``out`` (created; existing files replaced).
 
     Raises :class:`~memobench.report.runs.ReportError` for an unusable folder, or a file
@@ -118,10 +120,24 @@ def build_report(folders: Sequence[str | os.PathLike[str]], out: str | os.PathLi
     page = inside(out, "index.html")
     page.write_text(render_page(runs, result.tables, main_figures, sections, generated))
     runs_json = inside(out, "runs.json")
-    runs_json.write_text(json.dumps([
-        {"condition": r.condition.label, "policy": r.condition.policy, "replan_steps": r.condition.replan_steps,
-         "memory_oracle": r.condition.memory_oracle, "episodes": len(r.records), "tasks": r.task_ids,
-         "folders": [str(f) for f in r.folders]} for r in runs], indent=2) + "\n")
+    runs_json.write_text(
+        json.dumps(
+            [
+                {
+                    "condition": r.condition.label,
+                    "policy": r.condition.policy,
+                    "replan_steps": r.condition.replan_steps,
+                    "memory_oracle": r.condition.memory_oracle,
+                    "episodes": len(r.records),
+                    "tasks": r.task_ids,
+                    "folders": [str(f) for f in r.folders],
+                }
+                for r in runs
+            ],
+            indent=2,
+        )
+        + "\n"
+    )
     result.files += [page, runs_json]
     result.seconds = time.perf_counter() - start
     return result

@@ -48,24 +48,25 @@ def _bindings_lines(spec: TaskSpec) -> list[str]:
 
 
 def _checkpoint_lines(spec: TaskSpec) -> list[str]:
-    lines = ["| # | checkpoint | op | why this op | coarse | intermediate | fine |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| # | checkpoint | op | why this op | coarse | intermediate | fine |", "|---|---|---|---|---|---|---|"]
     for i, cp in enumerate(spec.checkpoints, 1):
         optional = " (optional)" if cp.optional else ""
-        lines.append(f"| {i} | `{cp.id}`{optional} | {cp.op.value} | {_cell(cp.why) or '-'} | "
-                     f"{_cell(cp.text.coarse)} | {_cell(cp.text.intermediate)} | {_cell(cp.text.fine)} |")
+        lines.append(
+            f"| {i} | `{cp.id}`{optional} | {cp.op.value} | {_cell(cp.why) or '-'} | "
+            f"{_cell(cp.text.coarse)} | {_cell(cp.text.intermediate)} | {_cell(cp.text.fine)} |"
+        )
     return [*lines, ""]
 
 
 def _violation_lines(spec: TaskSpec) -> list[str]:
-    head = (f"**Commitments** (the episode fails when one holds while active; post-goal window: "
-            f"{spec.monitor_steps} steps)")
+    head = (
+        f"**Commitments** (the episode fails when one holds while active; post-goal window: {spec.monitor_steps} steps)"
+    )
     if not spec.violations:
         return [head, "", "None.", ""]
     lines = [head, "", "| violation | active | what | predicate |", "|---|---|---|---|"]
     for v in spec.violations:
-        lines.append(f"| `{v.name}` | {_cell(violation_window(spec, v))} | {_cell(v.text)} | "
-                     f"`{_cell(v.predicate)}` |")
+        lines.append(f"| `{v.name}` | {_cell(violation_window(spec, v))} | {_cell(v.text)} | `{_cell(v.predicate)}` |")
     return [*lines, ""]
 
 
@@ -80,11 +81,16 @@ def still_names(task: Task) -> dict[str, str]:
 def task_section(task: Task, image_dir: str | None) -> list[str]:
     """Markdown lines of one task's section; ``image_dir`` is relative to the markdown file."""
     spec = task.spec
-    facts = [f"family **{spec.family.value}**", f"horizon {spec.horizon} steps",
-             f"chance level {spec.chance:.3f}", f"{spec.n_variants} binding variant(s)"]
+    facts = [
+        f"family **{spec.family.value}**",
+        f"horizon {spec.horizon} steps",
+        f"chance level {spec.chance:.3f}",
+        f"{spec.n_variants} binding variant(s)",
+    ]
     if spec.counting:
-        facts.append(f"counting task ({spec.counting.required} pours of `{spec.counting.object}` "
-                     f"over `{spec.counting.target}`)")
+        facts.append(
+            f"counting task ({spec.counting.required} pours of `{spec.counting.object}` over `{spec.counting.target}`)"
+        )
     if spec.tags:
         facts.append("tags: " + ", ".join(spec.tags))
     lines = [f"## {task.id}", "", f"> {spec.instruction}", "", " · ".join(facts), ""]
@@ -92,8 +98,15 @@ def task_section(task: Task, image_dir: str | None) -> list[str]:
         what = {"point": "the hand points at", "demo": "the scripted expert performs the routine"}[spec.cue.kind]
         targets = f" {', '.join(f'`{t}`' for t in spec.cue.targets)}" if spec.cue.targets else ""
         lines += [f"Cue (`{spec.cue.kind}`): {what}{targets}; then the scene is restored.", ""]
-    lines += ["**Bindings**", "", *_bindings_lines(spec), "**Checkpoints**", "", *_checkpoint_lines(spec),
-              *_violation_lines(spec)]
+    lines += [
+        "**Bindings**",
+        "",
+        *_bindings_lines(spec),
+        "**Checkpoints**",
+        "",
+        *_checkpoint_lines(spec),
+        *_violation_lines(spec),
+    ]
     if spec.notes:
         lines += ["**Design note**: " + _cell(spec.notes), ""]
     if image_dir is not None:
@@ -120,8 +133,10 @@ def catalogue_markdown(tasks: Iterable[Task], image_dir: str | None = "tasks") -
     ]
     for task in tasks:
         ops = "".join(cp.op.value[0].upper() for cp in task.spec.checkpoints)
-        lines.append(f"| [{task.id}](#{task.id.lower()}) | {task.spec.family.value} | {ops} | "
-                     f"{task.spec.chance:.3f} | {_cell(task.spec.instruction)} |")
+        lines.append(
+            f"| [{task.id}](#{task.id.lower()}) | {task.spec.family.value} | {ops} | "
+            f"{task.spec.chance:.3f} | {_cell(task.spec.instruction)} |"
+        )
     lines.append("")
     for task in tasks:
         lines += task_section(task, image_dir)
@@ -160,8 +175,9 @@ def render_stills(task: Task, out_dir: Path, *, size: int = STILL_SIZE) -> dict[
                 index = int(np.argmin(distances))
             else:  # a demonstration: the frame after the fingers first close on something
                 gaps = [finger_gap(s) for s in cue.states]
-                index = next((i + 1 for i in range(len(gaps) - 1) if gaps[i + 1] < gaps[i] - GAP_CHANGE),
-                             len(gaps) // 2)
+                index = next(
+                    (i + 1 for i in range(len(gaps) - 1) if gaps[i + 1] < gaps[i] - GAP_CHANGE), len(gaps) // 2
+                )
             frames["cue"] = cue.frames[min(index, len(cue.frames) - 1)]
     finally:
         env.close()

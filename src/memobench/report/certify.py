@@ -46,14 +46,15 @@ MEMORYLESS_EPISODES = 100
 SOLVERS: dict[str, float] = {"expert": EXPERT_MIN_SR, "expert-slow": SLOW_MIN_SR}  # policy -> least SR
 BLIND = ("expert-memoryless", "expert-reactive")  # each held to chance + MEMORYLESS_MARGIN
 POLICIES = (*SOLVERS, *BLIND)
-SHORT = {"expert": "expert", "expert-slow": "slow", "expert-memoryless": "memoryless",
-         "expert-reactive": "reactive"}
+SHORT = {"expert": "expert", "expert-slow": "slow", "expert-memoryless": "memoryless", "expert-reactive": "reactive"}
 # Below this p(luck) a memoryless baseline beats the stated chance level by more than luck explains:
 # the level is probably too low. Certification points such tasks out, pass or fail.
 LOW_CHANCE_P = 0.05
 # In a Markdown file written by ``certify --markdown``: what follows this line is written by hand,
 # and regenerating the table keeps it (:func:`keep_hand_notes`).
-NOTES_MARKER = "<!-- Written by hand from here on: `memobench certify --markdown` keeps it when it regenerates the table. -->"
+NOTES_MARKER = (
+    "<!-- Written by hand from here on: `memobench certify --markdown` keeps it when it regenerates the table. -->"
+)
 
 
 def memoryless_episode_count(episodes: int, requested: int | None = None) -> int:
@@ -101,8 +102,7 @@ class Certificate:
         for policy in BLIND:
             r = self.rate(policy)
             if r.defined and r.value > limit + 1e-9:
-                out.append(f"{policy} SR {_pct(r)} > chance {self.chance:.1%} + "
-                           f"{MEMORYLESS_MARGIN * 100:.0f} points")
+                out.append(f"{policy} SR {_pct(r)} > chance {self.chance:.1%} + {MEMORYLESS_MARGIN * 100:.0f} points")
         return out
 
     def p_above_chance(self, policy: str) -> float | None:
@@ -135,11 +135,15 @@ class Certificate:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "task_id": self.task_id, "memory_type": self.memory_type, "chance": self.chance,
+            "task_id": self.task_id,
+            "memory_type": self.memory_type,
+            "chance": self.chance,
             "success_rates": {p: self.rate(p).to_dict() for p in POLICIES},
             "p_above_chance": {p: self.p_above_chance(p) for p in BLIND},
-            "failures": self.failures, "episode_seconds": round(self.episode_seconds, 1),
-            "passed": self.passed, "verdict": self.verdict,
+            "failures": self.failures,
+            "episode_seconds": round(self.episode_seconds, 1),
+            "passed": self.passed,
+            "verdict": self.verdict,
         }
 
 
@@ -164,22 +168,32 @@ def _failures(records: list[EpisodeRecord]) -> dict[str, int]:
     return dict(sorted(Counter(str(r.failure_class.value) for r in records if r.failure_class).items()))
 
 
-def certificates(tasks: list[Task], ledgers: dict[str, list[EpisodeRecord]], episodes: int | None = None,
-                 memoryless_episodes: int | None = None) -> list[Certificate]:
+def certificates(
+    tasks: list[Task],
+    ledgers: dict[str, list[EpisodeRecord]],
+    episodes: int | None = None,
+    memoryless_episodes: int | None = None,
+) -> list[Certificate]:
     """Verdicts from each policy's records (``ledgers``: policy -> records): the solvers' episodes
     ``0..episodes-1``, the memoryless baselines' ``0..memoryless_episodes-1`` (default: as many).
     Errors count as failures; a policy absent from ``ledgers`` fails the rule."""
     blind_episodes = memoryless_episodes if memoryless_episodes is not None else episodes
     certs = []
     for t in tasks:
-        counted = {p: _records(ledgers[p], t.id, blind_episodes if p in BLIND else episodes)
-                   for p in POLICIES if p in ledgers}
+        counted = {
+            p: _records(ledgers[p], t.id, blind_episodes if p in BLIND else episodes) for p in POLICIES if p in ledgers
+        }
         seconds = sum(r.timings.get("total", 0.0) for recs in counted.values() for r in recs)
-        certs.append(Certificate(
-            t.id, t.spec.family.value, t.spec.chance,
-            rates={p: _success_rate(recs) for p, recs in counted.items()},
-            failures={p: _failures(recs) for p, recs in counted.items() if p in BLIND},
-            episode_seconds=seconds))
+        certs.append(
+            Certificate(
+                t.id,
+                t.spec.family.value,
+                t.spec.chance,
+                rates={p: _success_rate(recs) for p, recs in counted.items()},
+                failures={p: _failures(recs) for p, recs in counted.items() if p in BLIND},
+                episode_seconds=seconds,
+            )
+        )
     return certs
 
 
@@ -191,8 +205,16 @@ def write_certificates(certs: list[Certificate], out_root: Path, meta: dict[str,
     (out_root / "certification.json").write_text(json.dumps(doc, indent=2) + "\n")
     with open(out_root / "certification.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["task_id", "memory_type", "chance", *(f"{SHORT[p]}_sr" for p in POLICIES),
-                         *(f"{SHORT[p]}_p_above_chance" for p in BLIND), "verdict"])
+        writer.writerow(
+            [
+                "task_id",
+                "memory_type",
+                "chance",
+                *(f"{SHORT[p]}_sr" for p in POLICIES),
+                *(f"{SHORT[p]}_p_above_chance" for p in BLIND),
+                "verdict",
+            ]
+        )
         for c in certs:
             rates = [f"{c.rate(p).value:.4f}" if c.rate(p).defined else "" for p in POLICIES]
             luck = ["" if (v := c.p_above_chance(p)) is None else f"{v:.4f}" for p in BLIND]
@@ -214,8 +236,12 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "",
         f"Generated by `{meta.get('command', 'memobench certify')}`"
         + (f" on {meta['date']}." if meta.get("date") else ".")
-        + (f" The episodes took {sum(c.episode_seconds for c in certs) / 3600:.1f} h in all, summed over workers "
-           "and over every invocation of the resumed run." if any(c.episode_seconds for c in certs) else ""),
+        + (
+            f" The episodes took {sum(c.episode_seconds for c in certs) / 3600:.1f} h in all, summed over workers "
+            "and over every invocation of the resumed run."
+            if any(c.episode_seconds for c in certs)
+            else ""
+        ),
         f"Per task, {episodes} episodes of the expert and of the slow expert (seeds {seed}..{seed + episodes - 1}) "
         f"and {blind} of each memoryless baseline (seeds {seed}..{seed + blind - 1}), replan interval "
         f"{meta.get('replan_steps')}, camera-free, each task at its own horizon. A baseline's episode ends "
@@ -242,22 +268,27 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
     ]
     for c in certs:
         luck = " / ".join("-" if (v := c.p_above_chance(p)) is None else f"{v:.2f}" for p in BLIND)
-        verdict = ("**FAIL**: " + "; ".join(c.problems) if c.problems
-                   else c.verdict)
+        verdict = "**FAIL**: " + "; ".join(c.problems) if c.problems else c.verdict
         cells = [_cell(c.rate(p)) for p in POLICIES]
         failures = [_named_counts(c.failures.get(p, {})) for p in BLIND]
-        lines.append(f"| {c.task_id} | {c.memory_type} | {' | '.join(cells)} | {c.chance:.1%} | {luck} | "
-                     f"{verdict} | {' | '.join(failures)} |")
+        lines.append(
+            f"| {c.task_id} | {c.memory_type} | {' | '.join(cells)} | {c.chance:.1%} | {luck} | "
+            f"{verdict} | {' | '.join(failures)} |"
+        )
     return "\n".join(lines + _memory_type_lines(certs)) + "\n"
 
 
 def _memory_type_lines(certs: list[Certificate]) -> list[str]:
     """Per memory type: verdicts, each baseline's successes pooled against what chance predicts, and how
     its episodes failed. Pooled, a leak too small to fail any one task still shows as an excess."""
-    lines = ["", "By memory type (each baseline's successes against the sum of each task's chance x episodes, "
-             "± one binomial standard deviation):", "",
-             "| memory | tasks passing | baseline | successes | expected at chance | failures |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        "By memory type (each baseline's successes against the sum of each task's chance x episodes, "
+        "± one binomial standard deviation):",
+        "",
+        "| memory | tasks passing | baseline | successes | expected at chance | failures |",
+        "|---|---|---|---|---|---|",
+    ]
     for memory_type in dict.fromkeys(c.memory_type for c in certs):
         of_type = [c for c in certs if c.memory_type == memory_type]
         for policy in BLIND:
@@ -267,9 +298,11 @@ def _memory_type_lines(certs: list[Certificate]) -> list[str]:
             failures: Counter[str] = Counter()
             for c in group:
                 failures.update(c.failures.get(policy, {}))
-            lines.append(f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | {SHORT[policy]} | "
-                         f"{sum(c.rate(policy).k for c in group)}/{sum(c.rate(policy).n for c in group)} | "
-                         f"{expected:.1f} ± {sd:.1f} | {_named_counts(failures)} |")
+            lines.append(
+                f"| {memory_type} | {sum(c.passed for c in of_type)}/{len(of_type)} | {SHORT[policy]} | "
+                f"{sum(c.rate(policy).k for c in group)}/{sum(c.rate(policy).n for c in group)} | "
+                f"{expected:.1f} ± {sd:.1f} | {_named_counts(failures)} |"
+            )
     return lines
 
 
@@ -283,9 +316,12 @@ def _low_chance_lines(certs: list[Certificate]) -> list[str]:
     if not low:
         return []
     named = ", ".join(f"{c.task_id} ({SHORT[p]}, p(luck) {c.p_above_chance(p):.3f})" for c, p in low)
-    return [f"**Chance levels to re-check:** {named}. A memoryless baseline succeeded more often than its "
-            f"chance level explains (p(luck) < {LOW_CHANCE_P}), so the stated level is probably too low, whatever "
-            "the verdict.", ""]
+    return [
+        f"**Chance levels to re-check:** {named}. A memoryless baseline succeeded more often than its "
+        f"chance level explains (p(luck) < {LOW_CHANCE_P}), so the stated level is probably too low, whatever "
+        "the verdict.",
+        "",
+    ]
 
 
 def write_certification_markdown(certs: list[Certificate], meta: dict[str, Any], paths: list[Path]) -> None:
@@ -300,7 +336,7 @@ def keep_hand_notes(generated: str, previous: str | None) -> str:
     """``generated``, followed by ``previous`` from :data:`NOTES_MARKER` on (nothing if it has no marker)."""
     if previous is None or NOTES_MARKER not in previous:
         return generated
-    return generated.rstrip("\n") + "\n\n" + previous[previous.index(NOTES_MARKER):]
+    return generated.rstrip("\n") + "\n\n" + previous[previous.index(NOTES_MARKER) :]
 
 
 class CertificationEvents(RunEvents):
@@ -311,9 +347,16 @@ class CertificationEvents(RunEvents):
         """``policy`` is about to run ``episodes_per_task`` episodes per task (some may be done)."""
 
 
-def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_root: Path,
-                      events: CertificationEvents | None = None, execution: Execution | None = None,
-                      memoryless_episodes: int | None = None, run: bool = True) -> list[Certificate]:
+def run_certification(
+    tasks: list[Task],
+    episodes: int,
+    protocol: Protocol,
+    out_root: Path,
+    events: CertificationEvents | None = None,
+    execution: Execution | None = None,
+    memoryless_episodes: int | None = None,
+    run: bool = True,
+) -> list[Certificate]:
     """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
     ``out_root``) and judge each task.
 
@@ -339,15 +382,28 @@ def run_certification(tasks: list[Task], episodes: int, protocol: Protocol, out_
             # A scripted baseline that has given up holds still until the horizon: its
             # episodes end once the scene is still too (same outcome, a fraction of the time).
             policy_protocol = protocol.model_copy(update={"end_when_finished": name in BLIND})
-            request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=policy_protocol,
-                                 out_root=out_root / name, policy={"name": name, "adapter_kwargs": {}},
-                                 **{**fields, "resume": True, "video": "none", "video_every": 0})
+            request = RunRequest(
+                tasks=tasks,
+                num_trials_per_task=trials,
+                protocol=policy_protocol,
+                out_root=out_root / name,
+                policy={"name": name, "adapter_kwargs": {}},
+                **{**fields, "resume": True, "video": "none", "video_every": 0},
+            )
             result = evaluate(request, build_adapter(builtin_spec(name)), events)
             write_summary(result.records, request.out_root)
         ledgers[name] = _read_ledger(out_root / name)
     certs = certificates(tasks, ledgers, episodes, blind)
-    write_certificates(certs, out_root, {"episodes": episodes, "memoryless_episodes": blind, "seed": protocol.seed,
-                                         "replan_steps": protocol.replan_steps})
+    write_certificates(
+        certs,
+        out_root,
+        {
+            "episodes": episodes,
+            "memoryless_episodes": blind,
+            "seed": protocol.seed,
+            "replan_steps": protocol.replan_steps,
+        },
+    )
     return certs
 
 

@@ -63,9 +63,11 @@ def main_table(runs: Sequence[Run]) -> Table:
         rows.append([*display, str(s["episodes"]), *map(pct, values)])
         csv_rows.append([*raw, s["episodes"], *values])
     groups = [("", len(id_display) + 1)] + [(g, len(MAIN_METRICS)) for g in [*types, "macro"]]
-    notes = ("Rates in %. SR: task success; MSR/MUR/MCR: storage/update/compression checkpoint "
-             "completion (prefix completion). Macro: unweighted mean over the memory types where the "
-             f"metric is defined; {chr(0x2013)}: undefined (no episode or no checkpoint of that op).")
+    notes = (
+        "Rates in %. SR: task success; MSR/MUR/MCR: storage/update/compression checkpoint "
+        "completion (prefix completion). Macro: unweighted mean over the memory types where the "
+        f"metric is defined; {chr(0x2013)}: undefined (no episode or no checkpoint of that op)."
+    )
     return Table("main", "Main results", header, rows, csv_header, csv_rows, groups, notes)
 
 
@@ -76,7 +78,8 @@ def wilson_table(runs: Sequence[Run]) -> Table:
     id_display, id_raw = condition_header(oracle)
     header = [*id_display, "episodes"] + [m for _ in types for m in MAIN_METRICS]
     csv_header = [*id_raw, "episodes"] + [
-        f"{mt}_{m}_{part}" for mt in types for m in MAIN_METRICS for part in ("k", "n", "lo", "hi")]
+        f"{mt}_{m}_{part}" for mt in types for m in MAIN_METRICS for part in ("k", "n", "lo", "hi")
+    ]
     rows, csv_rows = [], []
     for run in runs:
         display, raw = condition_cells(run, oracle)
@@ -92,16 +95,20 @@ def wilson_table(runs: Sequence[Run]) -> Table:
         rows.append([*display, str(s["episodes"]), *cells])
         csv_rows.append([*raw, s["episodes"], *raw_cells])
     groups = [("", len(id_display) + 1)] + [(mt, len(MAIN_METRICS)) for mt in types]
-    notes = ("95% Wilson score intervals in %, pooled over the type's episodes (SR) or checkpoint "
-             "instances (MSR/MUR/MCR). The macro average is a mean of proportions and has no "
-             "binomial interval, so it is not listed.")
-    return Table("main_wilson", "Main results: 95% Wilson intervals", header, rows, csv_header,
-                 csv_rows, groups, notes)
+    notes = (
+        "95% Wilson score intervals in %, pooled over the type's episodes (SR) or checkpoint "
+        "instances (MSR/MUR/MCR). The macro average is a mean of proportions and has no "
+        "binomial interval, so it is not listed."
+    )
+    return Table("main_wilson", "Main results: 95% Wilson intervals", header, rows, csv_header, csv_rows, groups, notes)
 
 
 TASK_METRICS: tuple[tuple[str, str], ...] = (
-    ("SR", "SR"), ("CSR", "CSR"), ("TSR", "TSR"),
-    ("average_score_pct", "avg score"), ("goal_success_rate_pct", "goal_success_rate_pct"),
+    ("SR", "SR"),
+    ("CSR", "CSR"),
+    ("TSR", "TSR"),
+    ("average_score_pct", "avg score"),
+    ("goal_success_rate_pct", "goal_success_rate_pct"),
 )
 
 
@@ -119,21 +126,44 @@ def task_table(runs: Sequence[Run]) -> Table:
     oracle = _has_oracle(runs)
     id_display, id_raw = condition_header(oracle)
     header = ["task", "memory", *id_display, "episodes", *(label for _, label in TASK_METRICS)]
-    csv_header = ["task_id", "memory_type", *id_raw, "episodes", "SR", "CSR", "TSR",
-                  "stage_success_rate", "average_score_pct", "goal_success_rate_pct"]
+    csv_header = [
+        "task_id",
+        "memory_type",
+        *id_raw,
+        "episodes",
+        "SR",
+        "CSR",
+        "TSR",
+        "stage_success_rate",
+        "average_score_pct",
+        "goal_success_rate_pct",
+    ]
     rows, csv_rows = [], []
     for task_id, t, display, raw in _task_cells(runs, oracle):
         sr, csr, tsr = t["SR"]["value"], t["CSR"]["value"], t["TSR"]["value"]
         avg, goal = t["average_score_pct"], t["goal_success_rate_pct"]
-        rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), pct(sr), pct(csr),
-                     pct(tsr), pct(None if avg is None else avg / 100),
-                     pct(None if goal is None else goal / 100)])
-        csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr,
-                         t["stage_success_rate"], avg, goal])
-    notes = ("RoboMemArena-style, in %. CSR: per episode the share of required checkpoints completed, "
-             "averaged over the task's episodes (also the legacy goal_success_rate_pct); TSR "
-             "(stage_success_rate): episodes with every required stage complete and no violation in the "
-             "monitor windows; avg score: completed / all checkpoints, optional included.")
+        rows.append(
+            [
+                task_id,
+                t["memory_type"],
+                *display,
+                str(t["episodes"]),
+                pct(sr),
+                pct(csr),
+                pct(tsr),
+                pct(None if avg is None else avg / 100),
+                pct(None if goal is None else goal / 100),
+            ]
+        )
+        csv_rows.append(
+            [task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr, t["stage_success_rate"], avg, goal]
+        )
+    notes = (
+        "RoboMemArena-style, in %. CSR: per episode the share of required checkpoints completed, "
+        "averaged over the task's episodes (also the legacy goal_success_rate_pct); TSR "
+        "(stage_success_rate): episodes with every required stage complete and no violation in the "
+        "monitor windows; avg score: completed / all checkpoints, optional included."
+    )
     return Table("per_task", "Per-task results", header, rows, csv_header, csv_rows, notes=notes)
 
 
@@ -148,13 +178,14 @@ def failure_table(runs: Sequence[Run]) -> Table:
     for task_id, t, display, raw in _task_cells(runs, oracle):
         counts = [t["failures"][fc] for fc in classes]
         successes = t["SR"]["k"]
-        rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), str(successes),
-                     *map(str, counts)])
+        rows.append([task_id, t["memory_type"], *display, str(t["episodes"]), str(successes), *map(str, counts)])
         csv_rows.append([task_id, t["memory_type"], *raw, t["episodes"], successes, *counts])
-    notes = ("Episodes per failure class (failure taxonomy): an adapter or env error first, then a "
-             "violation (over_execution), else the first missed required checkpoint decides by its op: "
-             "storage_failure, compression_failure, stale_update (the task's first update checkpoint) or "
-             "late_stale (a later one); execution_failure when none was missed.")
+    notes = (
+        "Episodes per failure class (failure taxonomy): an adapter or env error first, then a "
+        "violation (over_execution), else the first missed required checkpoint decides by its op: "
+        "storage_failure, compression_failure, stale_update (the task's first update checkpoint) or "
+        "late_stale (a later one); execution_failure when none was missed."
+    )
     return Table("failures", "Failure taxonomy per task", header, rows, csv_header, csv_rows, notes=notes)
 
 
@@ -177,7 +208,9 @@ def violation_table(runs: Sequence[Run]) -> Table | None:
         return None
     header = ["task", "memory", *id_display, "violation", "episodes", "steps"]
     csv_header = ["task_id", "memory_type", *id_raw, "violation", "episodes", "first_step", "last_step"]
-    notes = ("Commitments broken (each ends its episode as over_execution): the task's violations "
-             "(`memobench tasks show`) and the extra-pour monitor; steps: the earliest and latest control "
-             "step at which one was broken.")
+    notes = (
+        "Commitments broken (each ends its episode as over_execution): the task's violations "
+        "(`memobench tasks show`) and the extra-pour monitor; steps: the earliest and latest control "
+        "step at which one was broken."
+    )
     return Table("violations", "Violations per task", header, rows, csv_header, csv_rows, notes=notes)

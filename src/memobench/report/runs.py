@@ -106,8 +106,7 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     try:
         manifest = json.loads(run_json.read_text())
         protocol = manifest["protocol"]
-        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]),
-                              protocol.get("memory_oracle"))
+        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]), protocol.get("memory_oracle"))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
@@ -134,8 +133,10 @@ def check_task_ids(run_json: Path, manifest: dict[str, Any], ledger: Path, recor
             raise ReportError(f"{run_json}: {task_id!r} in 'tasks' is not a task id (like T03-check-all-drawers)")
     for record in records:
         if record.task_id not in tasks:
-            raise ReportError(f"{ledger}:{_ledger_line(ledger, record)}: task id {record.task_id!r} is not a task "
-                              f"of this run ({run_json} lists {', '.join(sorted(tasks)) or 'none'})")
+            raise ReportError(
+                f"{ledger}:{_ledger_line(ledger, record)}: task id {record.task_id!r} is not a task "
+                f"of this run ({run_json} lists {', '.join(sorted(tasks)) or 'none'})"
+            )
 
 
 def _ledger_line(ledger: Path, record: EpisodeRecord) -> int | str:
@@ -147,7 +148,9 @@ def _ledger_line(ledger: Path, record: EpisodeRecord) -> int | str:
             except ValueError:
                 continue
             if isinstance(fields, dict) and (fields.get("task_id"), fields.get("episode")) == (
-                    record.task_id, record.episode):
+                record.task_id,
+                record.episode,
+            ):
                 return number
     return "?"
 
@@ -180,8 +183,11 @@ def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
     if not runs:
         raise ReportError("no run folders given")
     if not any(run.records for run in runs.values()):
-        raise ReportError("the ledgers of " + ", ".join(str(f) for run in runs.values() for f in run.folders)
-                          + " hold no episode yet; nothing to report")
+        raise ReportError(
+            "the ledgers of "
+            + ", ".join(str(f) for run in runs.values() for f in run.folders)
+            + " hold no episode yet; nothing to report"
+        )
     return [runs[c] for c in sorted(runs, key=Condition.sort_key)]
 
 

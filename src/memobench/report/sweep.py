@@ -49,8 +49,9 @@ def parse_replan_steps(text: str) -> list[int]:
     return sorted(values)
 
 
-def plan_sweep(root: Path, label: str, replan_steps: Sequence[int] = SWEEP_REPLAN_STEPS,
-               oracle_levels: Sequence[str] = ()) -> list[SweepPoint]:
+def plan_sweep(
+    root: Path, label: str, replan_steps: Sequence[int] = SWEEP_REPLAN_STEPS, oracle_levels: Sequence[str] = ()
+) -> list[SweepPoint]:
     """The runs of a sweep, in execution order: per replan interval the standard run, then each
     oracle level. Folders: ``root/<label>-r<k>`` and ``root/<label>-r<k>-oracle-<level>``.
 
@@ -88,10 +89,20 @@ class SweepResult:
     ran: dict[Path, int] = field(default_factory=dict)
 
 
-def run_sweep(tasks: list[Task], trials: int, protocol: Protocol, execution: Execution, policy: dict[str, Any],
-              adapter: Any, root: Path, label: str, replan_steps: Sequence[int],
-              oracle_levels: Sequence[str] = (), report: bool = True,
-              events: SweepEvents | None = None) -> SweepResult:
+def run_sweep(
+    tasks: list[Task],
+    trials: int,
+    protocol: Protocol,
+    execution: Execution,
+    policy: dict[str, Any],
+    adapter: Any,
+    root: Path,
+    label: str,
+    replan_steps: Sequence[int],
+    oracle_levels: Sequence[str] = (),
+    report: bool = True,
+    events: SweepEvents | None = None,
+) -> SweepResult:
     """Evaluate ``policy`` at every point of :func:`plan_sweep` (each run resumed from its ledger),
     then, if ``report``, write the report of them all to ``root/report``.
 
@@ -117,8 +128,14 @@ def run_sweep(tasks: list[Task], trials: int, protocol: Protocol, execution: Exe
     for i, point in enumerate(points):
         oracle = LanguageLevel(point.memory_oracle) if point.memory_oracle else None
         run_protocol = protocol.model_copy(update={"replan_steps": point.replan_steps, "memory_oracle": oracle})
-        request = RunRequest(tasks=tasks, num_trials_per_task=trials, protocol=run_protocol,
-                             out_root=point.out_root, policy=policy, **{**execution.request_fields(), "resume": True})
+        request = RunRequest(
+            tasks=tasks,
+            num_trials_per_task=trials,
+            protocol=run_protocol,
+            out_root=point.out_root,
+            policy=policy,
+            **{**execution.request_fields(), "resume": True},
+        )
         events.sweep_run_started(i, point)
         run = evaluate(request, adapter if i == 0 else policy_factory(policy)(), events)
         write_summary(run.records, point.out_root)

@@ -34,8 +34,10 @@ class Table:
 
     def __post_init__(self) -> None:
         if self.groups and sum(n for _, n in self.groups) != len(self.header):
-            raise ValueError(f"table {self.name}: groups span {sum(n for _, n in self.groups)} "
-                             f"columns, header has {len(self.header)}")
+            raise ValueError(
+                f"table {self.name}: groups span {sum(n for _, n in self.groups)} "
+                f"columns, header has {len(self.header)}"
+            )
         for row in self.rows:
             if len(row) != len(self.header):
                 raise ValueError(f"table {self.name}: row {row} has {len(row)} cells, header {len(self.header)}")
@@ -47,7 +49,7 @@ class Table:
         out = []
         col = 0
         for label, n in self.groups:
-            for sub in self.header[col:col + n]:
+            for sub in self.header[col : col + n]:
                 out.append(f"{label} {sub}".strip())
             col += n
         return out
@@ -98,8 +100,18 @@ def to_csv(table: Table) -> str:
     return buf.getvalue()
 
 
-_LATEX_SPECIALS = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-                   "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "\\": r"\textbackslash{}"}
+_LATEX_SPECIALS = {
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "\\": r"\textbackslash{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -131,8 +143,11 @@ def to_latex(table: Table) -> str:
 
 def to_html(table: Table) -> str:
     """An HTML ``<table>`` fragment (escaped), with a caption and group header row."""
-    out = [f'<table class="t" id="table-{html.escape(table.name)}">',
-           f"<caption>{html.escape(table.title)}</caption>", "<thead>"]
+    out = [
+        f'<table class="t" id="table-{html.escape(table.name)}">',
+        f"<caption>{html.escape(table.title)}</caption>",
+        "<thead>",
+    ]
     if table.groups and any(label for label, _ in table.groups):
         cells = "".join(f'<th colspan="{n}">{html.escape(label)}</th>' for label, n in table.groups)
         out.append(f'<tr class="group">{cells}</tr>')
@@ -140,7 +155,8 @@ def to_html(table: Table) -> str:
     for row in table.rows:
         cells = "".join(
             f'<td class="{"txt" if _is_text_column(table, i) else "num"}">{html.escape(c)}</td>'
-            for i, c in enumerate(row))
+            for i, c in enumerate(row)
+        )
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")
     if table.notes:

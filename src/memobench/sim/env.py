@@ -190,9 +190,12 @@ class SimEnv:
         obs = self._last_obs
         if obs is None:
             raise RuntimeError("proprio() before reset()")
-        return {"ee_pos": np.array(obs["robot0_eef_pos"]), "ee_ori": np.array(obs["robot0_eef_quat"]),
-                "gripper_states": np.array(obs["robot0_gripper_qpos"]),
-                "joint_states": np.array(obs["robot0_joint_pos"])}
+        return {
+            "ee_pos": np.array(obs["robot0_eef_pos"]),
+            "ee_ori": np.array(obs["robot0_eef_quat"]),
+            "gripper_states": np.array(obs["robot0_gripper_qpos"]),
+            "joint_states": np.array(obs["robot0_joint_pos"]),
+        }
 
     def render(self, camera: str, size: int) -> np.ndarray:
         """An upright uint8 [size, size, 3] frame from ``camera`` ("agentview" or "wrist")."""
