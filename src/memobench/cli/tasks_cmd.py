@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from memobench.cli.common import fail
 from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError
 from memobench.core.bindings import binding_label
@@ -50,11 +51,6 @@ SelectorOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
 def _console() -> Console:
     # Built per call so it writes to the sys.stdout of the moment (tests swap it).
     return Console(highlight=False)
@@ -65,10 +61,10 @@ def _load_suite() -> Suite:
     try:
         return Suite.load()
     except _TASK_FILE_ERRORS as e:
-        _fail(
+        raise fail(
             f"the packaged task suite does not load: {e}\nRun `memobench tasks validate` to list every broken task.",
             1,
-        )
+        ) from None
 
 
 def _select(selector: str | None) -> list[Task]:
@@ -76,7 +72,7 @@ def _select(selector: str | None) -> list[Task]:
     try:
         return suite.select(selector)
     except UnknownTaskError as e:
-        _fail(str(e), 2)
+        raise fail(str(e)) from None
 
 
 def _ops(spec: TaskSpec) -> str:
@@ -166,7 +162,7 @@ def show_command(
     try:
         task = _load_suite().get(task_id)
     except UnknownTaskError as e:
-        _fail(str(e), 2)
+        raise fail(str(e)) from None
     if as_json:
         payload = {"spec_hash": task.spec_hash, "spec": task.spec.to_jsonable()}
         typer.echo(json.dumps(payload, indent=2))
@@ -278,7 +274,7 @@ def stats_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> 
     try:
         stats = suite_stats(selected)
     except BddlDeclarationError as e:
-        _fail(f"{e}\nRun `memobench tasks validate` to find the task.", 1)
+        raise fail(f"{e}\nRun `memobench tasks validate` to find the task.", 1) from None
     if as_json:
         typer.echo(json.dumps(stats.to_jsonable(), indent=2))
         return
