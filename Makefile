@@ -25,8 +25,10 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 -m "not sim and not render"
 
+# Style: ruff's rules and its formatter (line length 120, pyproject.toml); CI runs both.
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -22,18 +22,18 @@ memory:  peak RSS of a worker (one process running the episodes), and its
 from __future__ import annotations
 
 import argparse
-import io
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_events import RunEvents
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 TASK = "T03-check-all-drawers"
 CAMERA_SIZE = 256
@@ -43,15 +43,19 @@ class _NoopWithImages(NoopPolicy):
     needs_images = True
 
 
-def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 1,
-                adapter=None) -> float:
-    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate`."""
+def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0, adapter=None) -> float:
+    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this process)."""
     with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                             policy={"name": policy, "adapter_kwargs": {}}, workers=workers)
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=episodes,
+            out_root=Path(out),
+            protocol=Protocol(horizon=horizon, adapter_timeout=0),
+            policy={"name": policy, "adapter_kwargs": {}},
+            workers=workers,
+        )
         start = time.perf_counter()
-        evaluate(request, adapter or NoopPolicy(), console=Console(file=io.StringIO()))
+        evaluate(request, adapter or NoopPolicy())
         return time.perf_counter() - start
 
 
@@ -68,9 +72,15 @@ def run_naive(task, episodes: int, horizon: int, replan: int = 5) -> float:
             f.write(task.bddl(plan.binding))
             f.flush()
             with _quiet():
-                env = env_cls(bddl_file_name=f.name, camera_heights=CAMERA_SIZE, camera_widths=CAMERA_SIZE,
-                              camera_names=list(CAMERAS.values()), hard_reset=True, ignore_done=True,
-                              horizon=10**9)
+                env = env_cls(
+                    bddl_file_name=f.name,
+                    camera_heights=CAMERA_SIZE,
+                    camera_widths=CAMERA_SIZE,
+                    camera_names=list(CAMERAS.values()),
+                    hard_reset=True,
+                    ignore_done=True,
+                    horizon=10**9,
+                )
                 with scoped_global_numpy_seed(plan.layout_seed):
                     obs = env.reset()
         for _ in range(10):  # the protocol's stabilisation steps
@@ -98,32 +108,25 @@ def naive(args) -> None:
     images_s = run_harness(task, n, h, adapter=_NoopWithImages())
     print(f"{task.id}, noop policy, {n} episodes x {h} steps, replan 5, cameras {CAMERA_SIZE}x{CAMERA_SIZE}")
     print(f"naive LIBERO loop           : {per_hour(n, naive_s):8.0f} episodes/h ({naive_s:.1f} s)")
-    print(f"harness, policy sees images : {per_hour(n, images_s):8.0f} episodes/h ({images_s:.1f} s)"
-          f"  ratio {naive_s / images_s:.2f}x")
-    print(f"harness, camera-free        : {per_hour(n, free_s):8.0f} episodes/h ({free_s:.1f} s)"
-          f"  ratio {naive_s / free_s:.2f}x")
+    print(
+        f"harness, policy sees images : {per_hour(n, images_s):8.0f} episodes/h ({images_s:.1f} s)"
+        f"  ratio {naive_s / images_s:.2f}x"
+    )
+    print(
+        f"harness, camera-free        : {per_hour(n, free_s):8.0f} episodes/h ({free_s:.1f} s)"
+        f"  ratio {naive_s / free_s:.2f}x"
+    )
 
 
 def scaling(args) -> None:
     task = Suite.load().get(TASK)
     n, h = args.episodes, args.horizon
     # both sides pay for spawning workers: 1 worker runs in a pool too
-    one = run_harness_pool(task, n, h, 1)
-    two = run_harness_pool(task, n, h, 2)
+    one = run_harness(task, n, h, workers=1)
+    two = run_harness(task, n, h, workers=2)
     print(f"{task.id}, noop policy, {n} episodes x {h} steps, camera-free, local worker processes")
     print(f"1 worker : {per_hour(n, one):8.0f} episodes/h ({one:.1f} s)")
     print(f"2 workers: {per_hour(n, two):8.0f} episodes/h ({two:.1f} s)  speed-up {one / two:.2f}x")
-
-
-def run_harness_pool(task, episodes: int, horizon: int, workers: int) -> float:
-    with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                             policy={"name": "noop", "adapter_kwargs": {}}, workers=workers,
-                             episode_timeout=3600)  # a timeout puts even 1 worker in its own process
-        start = time.perf_counter()
-        evaluate(request, NoopPolicy(), console=Console(file=io.StringIO()))
-        return time.perf_counter() - start
 
 
 def rss_mb() -> float:
@@ -138,16 +141,20 @@ def memory(args) -> None:
     task = Suite.load().get(TASK)
     samples: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(tasks=[task], num_trials_per_task=args.episodes, out_root=Path(out),
-                             protocol=Protocol(horizon=args.horizon, adapter_timeout=0),
-                             policy={"name": "expert", "adapter_kwargs": {}})
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=args.episodes,
+            out_root=Path(out),
+            protocol=Protocol(horizon=args.horizon, adapter_timeout=0),
+            policy={"name": "expert", "adapter_kwargs": {}},
+        )
         from memobench.policies.loader import build_adapter, builtin_spec
 
-        def sample(record) -> None:
-            samples[len(samples) + 1] = rss_mb()
+        class Sampler(RunEvents):
+            def episode_finished(self, record) -> None:
+                samples[len(samples) + 1] = rss_mb()
 
-        evaluate(request, build_adapter(builtin_spec("expert")), console=Console(file=io.StringIO()),
-                 on_record=sample)
+        evaluate(request, build_adapter(builtin_spec("expert")), Sampler())
     last = max(samples)
     growth = (samples[last] - samples[10]) / samples[10]
     print(f"{task.id}, expert policy (its forward model included), {last} episodes x {args.horizon} steps")

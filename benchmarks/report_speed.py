@@ -7,7 +7,10 @@ figures in PNG and PDF, index.html). Prints seconds and the ratio of each to
 plain reading, the number to compare across machines; wall and CPU seconds (on a
 shared machine the wall time includes waiting for a core).
 
-    .venv/bin/python benchmarks/report_speed.py [--episodes 10] [--keep DIR]
+    .venv/bin/python -m benchmarks.report_speed [--episodes 10] [--keep DIR]
+
+Run it as a module from the repository root: the synthetic run folders come from the
+test fixtures (``tests/report/synthetic_runs.py``), not from the installed package.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tests.report.synthetic_runs import SUITE_SHAPE, synthetic_runs
 
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.report.build import build_report, report_tables
 from memobench.report.runs import load_runs
-from memobench.report.synthetic import SUITE_SHAPE, synthetic_runs
 
 CONDITIONS = [(p, k, None) for p in ("expert", "expert-memoryless", "noop") for k in (5, 50)]
 
@@ -55,8 +58,10 @@ def main() -> None:
         print(f"episodes: {episodes} in {len(folders)} runs x {len(SUITE_SHAPE)} tasks")
         print(f"read ledgers:   wall {read_s:7.3f} s  cpu {read_cpu:7.3f} s  (1.0x)")
         print(f"load + tables:  wall {tables_s:7.3f} s  cpu {tables_cpu:7.3f} s  ({tables_s / read_s:.1f}x reading)")
-        print(f"whole report:   wall {report_s:7.3f} s  cpu {report_cpu:7.3f} s  ({report_s / read_s:.1f}x reading), "
-              f"{len(result.files)} files")
+        print(
+            f"whole report:   wall {report_s:7.3f} s  cpu {report_cpu:7.3f} s  ({report_s / read_s:.1f}x reading), "
+            f"{len(result.files)} files"
+        )
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from memobench.core.suite import Suite
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
 from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.suite import Suite
 
 
 def timed(fn, repeat: int = 1) -> float:

@@ -1,6 +1,6 @@
 """``memobench certify``: argument errors are reported before any episode runs; the Markdown it writes.
 
-(The verdict logic is tested in tests/evaluation/test_certify.py; a full
+(The verdict logic is tested in tests/report/test_certify.py; a full
 certification is a long run reported in issue notes, not a test.)
 """
 
@@ -28,23 +28,30 @@ def test_help_states_the_rule():
 
 
 def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypatch):
-    from memobench.evaluation import certify
     from memobench.metrics.rates import Rate
+    from memobench.report import certify
 
-    def fake_run(tasks, episodes, protocol, out_root, console=None, workers=1, memoryless_episodes=None,
-                 run=True):
-        rates = {"expert": Rate(episodes, episodes), "expert-slow": Rate(episodes, episodes),
-                 "expert-memoryless": Rate(19, 100), "expert-reactive": Rate(0, 100)}
+    def fake_run(tasks, episodes, protocol, out_root, events=None, execution=None, memoryless_episodes=None, run=True):
+        rates = {
+            "expert": Rate(episodes, episodes),
+            "expert-slow": Rate(episodes, episodes),
+            "expert-memoryless": Rate(19, 100),
+            "expert-reactive": Rate(0, 100),
+        }
         return [certify.Certificate(t.id, "temporal", 1 / 9, rates) for t in tasks]
 
     monkeypatch.setattr(certify, "run_certification", fake_run)
     doc = tmp_path / "certification.md"
     doc.write_text(f"# old table\n\n{certify.NOTES_MARKER}\n\n## Notes\n\n- by hand\n")
-    result = runner.invoke(app, ["certify", "--tasks", "T03-check-all-drawers", "--out-root", str(tmp_path / "c"),
-                                 "--markdown", str(doc)])
+    result = runner.invoke(
+        app, ["certify", "--tasks", "T03-check-all-drawers", "--out-root", str(tmp_path / "c"), "--markdown", str(doc)]
+    )
     assert result.exit_code == 0, result.output
     text = doc.read_text()
-    assert "# old table" not in text and "| T03-check-all-drawers | temporal | 20/20 (100%) | 20/20 (100%) | 19/100" in text
+    assert (
+        "# old table" not in text
+        and "| T03-check-all-drawers | temporal | 20/20 (100%) | 20/20 (100%) | 19/100" in text
+    )
     assert text.endswith(f"{certify.NOTES_MARKER}\n\n## Notes\n\n- by hand\n")
     assert "Chance levels to re-check:** T03-check-all-drawers" in text
     assert "expert-memoryless beats chance" in result.output

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from memobench.cli import app
-from memobench.spec import TaskSpec
-from memobench.stats import COUNT_KEYS
-from memobench.suite import TASKS_ROOT, Suite
+from memobench.core.spec import TaskSpec
+from memobench.core.suite import TASKS_ROOT, Suite
+from memobench.core.suite_counts import COUNT_KEYS
 
 PILOTS = [
     "T03-check-all-drawers",
@@ -182,9 +182,7 @@ def test_stats_table() -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     header = next(line for line in lines if "family" in line)
-    assert [c.strip() for c in header.split("┃")[1:-1]][1:8] == [
-        k.replace("_", " ") for k in COUNT_KEYS
-    ]
+    assert [c.strip() for c in header.split("┃")[1:-1]][1:8] == [k.replace("_", " ") for k in COUNT_KEYS]
     total = next(line for line in lines if "total" in line)
     cells = [c.strip() for c in total.split("│")[1:-1]]
     assert cells == ["total", "5", "12", "5", "4", "3", "7", "2", "2, 3, 6"]
@@ -239,7 +237,7 @@ def test_validate_reports_every_broken_task(tmp_path: Path) -> None:
     break_file(a / "task.yaml", "pour_count(", "pour_cnt(")
     break_file(b / "task.bddl", "{{drawer.region}}", "{{drawr.region}}")
     # Duplicate category lines: reported with the file even though load_task lets
-    # BddlDeclarationError escape (see tests/test_suite.py).
+    # BddlDeclarationError escape (see tests/core/test_suite.py).
     break_file(c / "task.bddl", "milk_1 milk_2 - milk", "milk_1 - milk\n    milk_2 - milk")
     (d / "task.yaml").write_bytes(b"id: P04\xff\n")
     result = run("validate", str(tmp_path))
@@ -249,6 +247,33 @@ def test_validate_reports_every_broken_task(tmp_path: Path) -> None:
     assert str(c / "task.bddl") in result.stdout and "'milk' declared twice" in result.stdout
     assert str(d) in result.stdout and "not UTF-8" in result.stdout
     assert "4 task folders checked: 0 ok, 4 failed" in result.stdout
+    assert_no_traceback(result)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("(:goal", "((:goal", "'(' is never closed"),
+        ("- akita_black_bowl", "- akita_black_bowel", "unknown class 'akita_black_bowel'"),
+        ("(On plate_1 kitchen_table", "(On plate_2 kitchen_table", "(on ...): 'plate_2' is not declared"),
+        (
+            "(Close wooden_cabinet_1_top_region)",
+            "(Close wooden_cabinet_1_lid_region)",
+            "'wooden_cabinet_1_lid_region' is not declared",
+        ),
+        ("(:yaw_rotation ((0.0 0.0)))", "(:yaw_rotation ((__import__ 0.0)))", "value '__import__' is not a number"),
+    ],
+)
+def test_validate_catches_bddl_that_would_fail_every_episode(tmp_path: Path, old: str, new: str, message: str) -> None:
+    """Unbalanced parentheses, an unknown object class, an undeclared object in :init / :goal:
+    LIBERO fails on each when the env is built, which made every episode an env_error."""
+    broken = copy_pilot(tmp_path, "temporal", "T03-check-all-drawers")
+    break_file(broken / "task.bddl", old, new)
+    result = run("validate", str(broken))
+    assert result.exit_code == 1
+    assert f"{broken / 'task.bddl'}" in result.stdout and ": line " in result.stdout
+    assert message in result.stdout
+    assert "1 task folder checked: 0 ok, 1 failed" in result.stdout
     assert_no_traceback(result)
 
 
@@ -279,9 +304,7 @@ def test_validate_duplicate_ids(tmp_path: Path) -> None:
     second = copy_pilot(tmp_path / "b", "temporal", "T03-check-all-drawers")
     result = run("validate", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "a"))
     assert result.exit_code == 1
-    assert f"duplicate task id 'T03-check-all-drawers', also declared in {tmp_path / 'a'}" in (
-        result.stdout
-    )
+    assert f"duplicate task id 'T03-check-all-drawers', also declared in {tmp_path / 'a'}" in (result.stdout)
     assert f"FAIL  {second}" in result.stdout
     assert "2 task folders checked: 1 ok, 1 failed" in result.stdout  # a/ counted once
 
@@ -313,8 +336,6 @@ for args in (["list"], ["show", "S01"], ["show", "P04", "--json"], ["stats"], ["
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in {"mujoco", "libero", "robosuite", "torch"})
 print(",".join(heavy) or "none")
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "none"

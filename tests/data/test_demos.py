@@ -16,15 +16,36 @@ def synthetic_demo(n: int = 6, key_frames=(2, 4)) -> Demo:
         "actions": rng.uniform(-1, 1, (n, 7)),
         "states": rng.normal(size=(n, 30)),
         "robot_states": rng.normal(size=(n, 8)).astype(np.float32),
-        "obs/ee_pos": rng.normal(size=(n, 3)), "obs/ee_ori": rng.normal(size=(n, 4)),
-        "obs/gripper_states": rng.normal(size=(n, 2)), "obs/joint_states": rng.normal(size=(n, 7)),
+        "obs/ee_pos": rng.normal(size=(n, 3)),
+        "obs/ee_ori": rng.normal(size=(n, 4)),
+        "obs/gripper_states": rng.normal(size=(n, 2)),
+        "obs/joint_states": rng.normal(size=(n, 7)),
         "obs/agentview_rgb": rng.integers(0, 255, (n, 8, 8, 3), dtype=np.uint8),
-        "cue/states": np.zeros((0, 30)), "cue/robot_states": np.zeros((0, 8), np.float32),
+        "cue/states": np.zeros((0, 30)),
+        "cue/robot_states": np.zeros((0, 8), np.float32),
     }
-    checkpoints = [{"index": i, "id": f"c{i}", "op": "storage", "optional": False, "key_frame": f,
-                    "text": {"coarse": "a", "intermediate": "b", "fine": "c"}} for i, f in enumerate(key_frames)]
-    return Demo(arrays, {"num_samples": n, "seed": 1_000_000, "attempt": 0, "binding": {"x": "y"},
-                         "checkpoints": checkpoints, "policy_start": 0})
+    checkpoints = [
+        {
+            "index": i,
+            "id": f"c{i}",
+            "op": "storage",
+            "optional": False,
+            "key_frame": f,
+            "text": {"coarse": "a", "intermediate": "b", "fine": "c"},
+        }
+        for i, f in enumerate(key_frames)
+    ]
+    return Demo(
+        arrays,
+        {
+            "num_samples": n,
+            "seed": 1_000_000,
+            "attempt": 0,
+            "binding": {"x": "y"},
+            "checkpoints": checkpoints,
+            "policy_start": 0,
+        },
+    )
 
 
 def test_task_file_round_trips_arrays_and_attributes(tmp_path):
@@ -50,14 +71,17 @@ def test_a_valid_demo_has_no_static_problems():
     assert static_problems(synthetic_demo()) == []
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda d: d.arrays["actions"].__setitem__((0, 0), 1.5), "actions outside [-1, 1]"),
-    (lambda d: d.arrays.__setitem__("robot_states", d.arrays["robot_states"].astype(np.float64)), "robot_states"),
-    (lambda d: d.arrays.pop("obs/ee_pos"), "missing obs/ee_pos"),
-    (lambda d: d.attrs["checkpoints"][0].__setitem__("key_frame", 5), "not increasing"),
-    (lambda d: d.attrs["checkpoints"][1].__setitem__("key_frame", None), "no key frame"),
-    (lambda d: d.attrs.__setitem__("num_samples", 7), "num_samples 7 != 6"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.arrays["actions"].__setitem__((0, 0), 1.5), "actions outside [-1, 1]"),
+        (lambda d: d.arrays.__setitem__("robot_states", d.arrays["robot_states"].astype(np.float64)), "robot_states"),
+        (lambda d: d.arrays.pop("obs/ee_pos"), "missing obs/ee_pos"),
+        (lambda d: d.attrs["checkpoints"][0].__setitem__("key_frame", 5), "not increasing"),
+        (lambda d: d.attrs["checkpoints"][1].__setitem__("key_frame", None), "no key frame"),
+        (lambda d: d.attrs.__setitem__("num_samples", 7), "num_samples 7 != 6"),
+    ],
+)
 def test_static_checks_name_the_problem(change, message):
     demo = synthetic_demo()
     change(demo)
@@ -66,9 +90,9 @@ def test_static_checks_name_the_problem(change, message):
 
 @pytest.mark.sim
 def test_collected_demos_replay_exactly_and_a_changed_action_is_caught(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import collect_task
     from memobench.data.validate import validate_dir
-    from memobench.suite import Suite
 
     task = Suite.load().get("O01-cued-milk")
     result = collect_task(task, 1, tmp_path)
@@ -82,7 +106,7 @@ def test_collected_demos_replay_exactly_and_a_changed_action_is_caught(tmp_path)
     assert check.problems == [] and check.state_drift == 0.0
 
     # Drop the carton early: the replay no longer reaches the recorded checkpoint.
-    demo.arrays["actions"][demo.length // 2:, 6] = -1.0
+    demo.arrays["actions"][demo.length // 2 :, 6] = -1.0
     write_task_file(result.path, attrs, [demo])
     (check,) = validate_dir(tmp_path)
     assert check.problems and check.state_drift > 0
@@ -104,6 +128,7 @@ def test_validate_command_reports_a_missing_folder_and_an_empty_one(tmp_path):
 @pytest.mark.render
 @pytest.mark.skipif(__import__("ctypes.util").util.find_library("EGL") is None, reason="EGL not installed")
 def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import DEMO_SEED_BASE, collect_task
     from memobench.data.recorder import DemoRecorder
     from memobench.data.render import render_task_file
@@ -112,7 +137,6 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     from memobench.policies.adapter import AdapterGuard
     from memobench.policies.loader import build_adapter, builtin_spec
     from memobench.sim.env import SimEnv
-    from memobench.suite import Suite
 
     task = Suite.load().get("O01-cued-milk")
     result = collect_task(task, 2, tmp_path)  # camera-free
@@ -139,8 +163,8 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
 
 @pytest.mark.sim
 def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
+    from memobench.core.suite import Suite
     from memobench.data.collect import CollectionConflict, collect_task
-    from memobench.suite import Suite
 
     task = Suite.load().get("T01-check-top-drawer")
     resumed, straight = tmp_path / "resumed", tmp_path / "straight"
@@ -187,8 +211,23 @@ def test_collect_and_render_with_two_workers_write_every_task_and_its_card(tmp_p
     from memobench.cli import app
 
     result = CliRunner(env={"COLUMNS": "250"}).invoke(
-        app, ["collect", "--tasks", "T01,T09", "--episodes", "1", "--workers", "2", "--out", str(tmp_path),
-              "--image-size", "32", "--cameras", "agentview"])
+        app,
+        [
+            "collect",
+            "--tasks",
+            "T01,T09",
+            "--episodes",
+            "1",
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path),
+            "--image-size",
+            "32",
+            "--cameras",
+            "agentview",
+        ],
+    )
     assert result.exit_code == 0, result.output
     for task_id in ("T01-check-top-drawer", "T09-pour-twice-bowl"):
         attrs, (demo,) = read_task_file(tmp_path / f"{task_id}.hdf5")

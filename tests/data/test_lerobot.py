@@ -28,9 +28,18 @@ def exported(tmp_path):
         demos = [synthetic_demo(n, (1, n - 1)) for n in lengths]
         for d in demos:  # the wrist camera too
             d.arrays["obs/eye_in_hand_rgb"] = d.arrays["obs/agentview_rgb"][::-1].copy()
-        write_task_file(source / f"{task_id}.hdf5", {"task_id": task_id, "family": "temporal",
-                                                     "instruction": instruction, "seed_base": 1_000_000,
-                                                     "attempts": len(demos), "total": sum(lengths)}, demos)
+        write_task_file(
+            source / f"{task_id}.hdf5",
+            {
+                "task_id": task_id,
+                "family": "temporal",
+                "instruction": instruction,
+                "seed_base": 1_000_000,
+                "attempts": len(demos),
+                "total": sum(lengths),
+            },
+            demos,
+        )
     out = tmp_path / "lerobot"
     info = export_lerobot(source, out)
     return out, info
@@ -63,8 +72,9 @@ def test_frames_episodes_and_videos_line_up(exported):
         rows = range(e["dataset_from_index"], e["dataset_to_index"])
         assert {frames["episode_index"][i] for i in rows} == {e["episode_index"]}
         assert [frames["frame_index"][i] for i in rows] == list(range(e["length"]))
-        assert e["videos/observation.images.image/to_timestamp"] - e["videos/observation.images.image/from_timestamp"] \
-            == pytest.approx(e["length"] / 20)
+        assert e["videos/observation.images.image/to_timestamp"] - e[
+            "videos/observation.images.image/from_timestamp"
+        ] == pytest.approx(e["length"] / 20)
         key_frames = [c["key_frame"] for c in json.loads(e["memobench/checkpoints"])]
         current = [frames["memory.checkpoint_index"][i] for i in rows]
         assert current == current_checkpoints([{"key_frame": k} for k in key_frames], e["length"]).tolist()

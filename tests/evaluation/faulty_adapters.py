@@ -1,8 +1,10 @@
 """Adapters that break their worker once (the marker file says it happened), then behave as ``noop``.
 
 Loaded by ``--adapter-spec tests/evaluation/faulty_adapters.py:<factory>`` inside
-worker processes, so the first execution of some episode loses its worker and
-the re-execution runs normally.
+worker processes. The ``*_in_sim_once`` ones break the *simulator* (a patched
+``SimEnv.step``, in worker processes only), so the first execution of some
+episode loses its worker and the re-execution runs normally; ``dies_once`` and
+``hangs_once`` break inside ``infer_actions``, which is the policy's failure.
 """
 
 from __future__ import annotations
@@ -27,8 +29,46 @@ class _BreaksOnce(NoopPolicy):
             return super().infer_actions(obs, prompt, resize_size)
         if self.how == "die":
             os.kill(os.getpid(), signal.SIGKILL)  # as a segfault or the OOM killer would
+        if self.how == "exit":
+            os._exit(3)  # as a policy ending its own process would
         time.sleep(3600)  # hangs: only the episode timeout can end this
         return super().infer_actions(obs, prompt, resize_size)
+
+
+def _break_simulator_once(marker: str, how: str) -> None:
+    """In a worker process, make the first ``SimEnv.step`` anywhere die or hang."""
+    import multiprocessing
+
+    from memobench.sim.env import SimEnv
+
+    if multiprocessing.parent_process() is None:  # the command's own copy, built for its checks
+        return
+    step = SimEnv.step
+
+    def broken_step(env, action):
+        try:
+            Path(marker).touch(exist_ok=False)
+        except FileExistsError:
+            return step(env, action)
+        if how == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(3600)
+
+    SimEnv.step = broken_step
+
+
+def dies_in_sim_once(marker: str) -> NoopPolicy:
+    _break_simulator_once(marker, "die")
+    return NoopPolicy()
+
+
+def hangs_in_sim_once(marker: str) -> NoopPolicy:
+    _break_simulator_once(marker, "hang")
+    return NoopPolicy()
+
+
+def exits_once(marker: str) -> NoopPolicy:
+    return _BreaksOnce(marker, "exit")
 
 
 def dies_once(marker: str) -> NoopPolicy:
@@ -37,3 +77,12 @@ def dies_once(marker: str) -> NoopPolicy:
 
 def hangs_once(marker: str) -> NoopPolicy:
     return _BreaksOnce(marker, "hang")
+
+
+def hangs_in_workers() -> NoopPolicy:
+    """Builds at once in the command (its checks), hangs forever when a worker process builds it."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        time.sleep(3600)
+    return NoopPolicy()

@@ -32,7 +32,8 @@ class ScriptedBackend:
     """Workers finish instantly unless the script says an execution dies or hangs.
 
     ``script[(task, episode)]`` lists the fate of successive executions: "die",
-    "hang" or "ok" (the default once the list runs out).
+    "hang" (in the simulator), "die in policy", "hang in policy" (inside an
+    adapter call) or "ok" (the default once the list runs out).
     """
 
     def __init__(self, script=None):
@@ -47,7 +48,7 @@ class ScriptedBackend:
         return FakeWorker(self, self.spawned)
 
     def wait(self, workers, timeout):
-        ready = [w for w in workers if w.fate != "hang"]
+        ready = [w for w in workers if not w.fate.startswith("hang")]
         assert ready or timeout is not None, "would block forever"
         return ready
 
@@ -57,7 +58,7 @@ class ScriptedBackend:
 
 class FakeWorker:
     def __init__(self, backend, number):
-        self.backend, self.number, self.last_variant = backend, number, None
+        self.backend, self.number, self.last_affinity = backend, number, None
         self.fate, self.plan = None, None
 
     def submit(self, p):
@@ -68,9 +69,12 @@ class FakeWorker:
         self.backend.log.append((self.number, key, p.variant))
 
     def collect(self):
-        if self.fate == "die":
+        if self.fate.startswith("die"):
             raise WorkerLost("worker process died (killed by SIGKILL)")
         return Record((self.plan.task_id, self.plan.episode), self.number)
+
+    def policy_call(self):
+        return "infer_actions()" if self.fate.endswith("in policy") else None
 
     def kill(self):
         self.backend.killed += 1
@@ -80,8 +84,12 @@ def failed(p, reason):
     return Record((p.task_id, p.episode), 0, error=reason)
 
 
+def policy_failed(p, reason):
+    return Record((p.task_id, p.episode), 0, error="policy: " + reason)
+
+
 def run(plans, backend, workers=2, **kw):
-    return list(dispatch(plans, backend, workers, failed_record=failed, **kw))
+    return list(dispatch(plans, backend, workers, failed_record=failed, policy_failed_record=policy_failed, **kw))
 
 
 def test_every_plan_gives_one_record_and_workers_are_shut_down():
@@ -121,6 +129,32 @@ def test_a_hung_episode_is_cut_off_at_the_timeout_and_rerun():
     assert records[("A", 0)].retry_reasons == ["episode ran past --episode-timeout 0.2 s"]
 
 
+def test_a_worker_lost_inside_the_policy_is_the_policys_failure_recorded_once():
+    backend = ScriptedBackend({("A", 1): ["die in policy", "die in policy"]})
+    records = {r.key: r for r in run([plan("A", e) for e in range(3)], backend)}
+    assert len(records) == 3
+    lost = records[("A", 1)]
+    assert lost.error == (
+        "policy: the policy was running infer_actions() when its worker was lost: "
+        "worker process died (killed by SIGKILL)"
+    )
+    assert lost.attempts == 1 and lost.retry_reasons == []
+    assert [key for _, key, _ in backend.log].count(("A", 1)) == 1  # not run again
+    assert backend.spawned == 3  # the dead worker was replaced for the episodes left
+
+
+def test_a_policy_still_running_at_the_episode_timeout_is_the_policys_failure():
+    backend = ScriptedBackend({("A", 0): ["die", "hang in policy"]})
+    records = {r.key: r for r in run([plan("A", e) for e in range(2)], backend, episode_timeout=0.2)}
+    hung = records[("A", 0)]
+    assert hung.error.startswith(
+        "policy: the policy was running infer_actions() when its worker was lost: "
+        "episode ran past --episode-timeout 0.2 s"
+    )
+    # an earlier loss in the simulator stays on the record
+    assert hung.attempts == 2 and hung.retry_reasons == ["worker process died (killed by SIGKILL)"]
+
+
 def test_a_free_worker_takes_the_next_episode_of_the_variant_it_has_built():
     backend = ScriptedBackend()
     plans = [plan("A", 0, 0), plan("A", 1, 1), plan("A", 2, 0), plan("A", 3, 1)]
@@ -134,7 +168,9 @@ def test_a_free_worker_takes_the_next_episode_of_the_variant_it_has_built():
 
 def test_closing_the_generator_early_kills_the_workers():
     backend = ScriptedBackend()
-    gen = dispatch([plan("A", e) for e in range(4)], backend, 2, failed_record=failed)
+    gen = dispatch(
+        [plan("A", e) for e in range(4)], backend, 2, failed_record=failed, policy_failed_record=policy_failed
+    )
     next(gen)
     gen.close()
     assert backend.shut and backend.killed == 2

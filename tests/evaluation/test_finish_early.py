@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from memobench.core.suite import Suite
 from memobench.evaluation.episode import (
     POLICY_FINISHED,
     STILL_SPEED,
@@ -16,7 +17,6 @@ from memobench.evaluation.episode import (
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
 
 @dataclass
@@ -63,6 +63,7 @@ def test_a_finished_policy_in_a_still_scene_ends_early_with_the_horizons_outcome
     plan = plan_episode(task, 0, 7)
     env = SimEnv(task.bddl(plan.binding))
     try:
+
         def run(adapter, early: bool):
             protocol = Protocol(horizon=150, adapter_timeout=0, end_when_finished=early)
             return run_episode(task, plan, env, AdapterGuard(adapter, timeout=None), protocol).record

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from memobench.evaluation.ledger import Ledger, LedgerError, LedgerWarning, read_ledger
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
-from memobench.spec import MemoryOp, MemoryType
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.evaluation.ledger import Ledger, LedgerError, LedgerWarning, read_ledger
 
 
 def rec(task: str = "t", episode: int = 0, seed: int | None = None, pad: int = 0) -> EpisodeRecord:

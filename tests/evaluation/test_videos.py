@@ -3,29 +3,33 @@
 from __future__ import annotations
 
 import ctypes.util
-import io
 
 import imageio.v3 as iio
 import pytest
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.builtin import NoopPolicy
-from memobench.suite import Suite
 
-pytestmark = [pytest.mark.sim,
-              pytest.mark.skipif(ctypes.util.find_library("EGL") is None, reason="EGL not installed")]
+pytestmark = [pytest.mark.sim, pytest.mark.skipif(ctypes.util.find_library("EGL") is None, reason="EGL not installed")]
 
 
 def test_videos_have_one_frame_per_query_plus_every_nth_step(tmp_path):
     task = Suite.load().get("T03-check-all-drawers")
     counts = {}
     for every in (0, 2):
-        request = RunRequest(tasks=[task], num_trials_per_task=1, out_root=tmp_path / f"every{every}",
-                             protocol=Protocol(horizon=20, replan_steps=5, resize_size=64, adapter_timeout=0),
-                             policy={"name": "noop", "adapter_kwargs": {}}, video="all", video_every=every)
-        evaluate(request, NoopPolicy(), console=Console(file=io.StringIO()))
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=1,
+            out_root=tmp_path / f"every{every}",
+            protocol=Protocol(horizon=20, replan_steps=5, resize_size=64, adapter_timeout=0),
+            policy={"name": "noop", "adapter_kwargs": {}},
+            video="all",
+            video_every=every,
+        )
+        evaluate(request, NoopPolicy())
         videos = sorted((tmp_path / f"every{every}" / "videos" / task.id).glob("*.mp4"))
         assert [v.name.endswith("_wrist.mp4") for v in videos] == [False, True]
         counts[every] = [iio.imread(v).shape for v in videos]

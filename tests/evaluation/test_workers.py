@@ -7,17 +7,20 @@ on a fresh worker and the ledger says so.
 
 from __future__ import annotations
 
-import io
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.loader import build_adapter, builtin_spec
-from memobench.suite import Suite
 
 pytestmark = pytest.mark.sim
 
@@ -36,10 +39,16 @@ def records_by_episode(out: Path, keep_retries: bool = False) -> dict[tuple[str,
 
 
 def run(out: Path, tasks, policy: dict, episodes: int = 3, **execution) -> None:
-    request = RunRequest(tasks=tasks, num_trials_per_task=episodes, protocol=Protocol(horizon=40, adapter_timeout=0),
-                         out_root=out, policy=policy, **execution)
+    request = RunRequest(
+        tasks=tasks,
+        num_trials_per_task=episodes,
+        protocol=Protocol(horizon=40, adapter_timeout=0),
+        out_root=out,
+        policy=policy,
+        **execution,
+    )
     spec = policy.get("adapter_spec") or builtin_spec(policy["name"])
-    evaluate(request, build_adapter(spec, policy.get("adapter_kwargs") or {}), console=Console(file=io.StringIO()))
+    evaluate(request, build_adapter(spec, policy.get("adapter_kwargs") or {}))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +85,7 @@ def noop_reference(two_tasks, tmp_path_factory) -> dict:
 
 
 def test_a_killed_worker_is_replaced_and_its_episode_rerun_once(two_tasks, noop_reference, tmp_path):
-    policy = {"adapter_spec": f"{FAULTY}:dies_once", "adapter_kwargs": {"marker": str(tmp_path / "died")}}
+    policy = {"adapter_spec": f"{FAULTY}:dies_in_sim_once", "adapter_kwargs": {"marker": str(tmp_path / "died")}}
     run(tmp_path / "out", two_tasks[:1], policy, workers=2)
     records = records_by_episode(tmp_path / "out", keep_retries=True)
     retried = [r for r in records.values() if r["attempts"] > 1]
@@ -87,10 +96,62 @@ def test_a_killed_worker_is_replaced_and_its_episode_rerun_once(two_tasks, noop_
 
 
 def test_a_hung_worker_is_cut_off_at_the_episode_timeout(two_tasks, noop_reference, tmp_path):
-    policy = {"adapter_spec": f"{FAULTY}:hangs_once", "adapter_kwargs": {"marker": str(tmp_path / "hung")}}
+    policy = {"adapter_spec": f"{FAULTY}:hangs_in_sim_once", "adapter_kwargs": {"marker": str(tmp_path / "hung")}}
     # one worker: the timeout alone isolates the episodes in a process
     run(tmp_path / "out", two_tasks[:1], policy, workers=1, episode_timeout=40)
     records = records_by_episode(tmp_path / "out", keep_retries=True)
     assert [r["retry_reasons"] for r in records.values() if r["attempts"] > 1] == [
-        ["episode ran past --episode-timeout 40 s"]]
+        ["episode ran past --episode-timeout 40 s"]
+    ]
     assert records_by_episode(tmp_path / "out") == noop_reference
+
+
+@pytest.mark.parametrize("how, status", [("dies_once", "killed by SIGKILL"), ("exits_once", "exit status 3")])
+def test_a_worker_the_policy_kills_is_its_adapter_error_recorded_once(two_tasks, noop_reference, tmp_path, how, status):
+    policy = {"adapter_spec": f"{FAULTY}:{how}", "adapter_kwargs": {"marker": str(tmp_path / "died")}}
+    run(tmp_path / "out", two_tasks[:1], policy, workers=2)
+    records = records_by_episode(tmp_path / "out", keep_retries=True)
+    assert len(read_ledger(tmp_path / "out" / LEDGER_FILENAME)) == 3
+    (lost,) = [r for r in records.values() if r["status"] != "ok"]
+    assert lost["status"] == "adapter_error" and lost["failure_class"] == "adapter_error"
+    assert lost["error"] == (
+        f"the policy was running infer_actions() when its worker was lost: worker process died ({status})"
+    )
+    assert lost["attempts"] == 1 and lost["retry_reasons"] == []  # not retried
+    others = records_by_episode(tmp_path / "out")
+    assert {k: v for k, v in others.items() if v["status"] == "ok"} == {
+        k: v for k, v in noop_reference.items() if (k[0], k[1]) != (lost["task_id"], lost["episode"])
+    }
+
+
+def test_one_worker_by_default_a_policy_ending_its_process_fails_only_its_episode(tmp_path):
+    # before, --workers 1 ran in-process: the run ended with exit 1 and no message
+    memobench = Path(sys.executable).with_name("memobench")
+    if not memobench.exists():
+        pytest.skip(f"the memobench console script is not installed next to {sys.executable}")
+    done = subprocess.run(
+        [
+            str(memobench),
+            "eval",
+            "--adapter-spec",
+            f"{FAULTY}:exits_once",
+            "--adapter-kwargs",
+            json.dumps({"marker": str(tmp_path / "exited")}),
+            "--tasks",
+            "T03",
+            "--num-trials-per-task",
+            "2",
+            "--horizon",
+            "20",
+            "--out-root",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
+    assert sorted(r.status.value for r in records) == ["adapter_error", "ok"]
+    assert "worker process died (exit status 3)" in next(r.error for r in records if r.error)

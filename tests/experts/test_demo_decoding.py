@@ -105,8 +105,7 @@ def test_moves_skip_failed_grasps_and_grasps_elsewhere():
     assert moves(demo.every(4), ["a", "b"], ["plate"], scene) == [("a", "plate")]
 
 
-BOWLS = {"akita_black_bowl_1": (-0.05, -0.18), "red_akita_black_bowl_1": (-0.08, 0.0),
-         "white_bowl_1": (-0.05, 0.19)}
+BOWLS = {"akita_black_bowl_1": (-0.05, -0.18), "red_akita_black_bowl_1": (-0.08, 0.0), "white_bowl_1": (-0.05, 0.19)}
 
 
 def rim(bowl: str) -> tuple[float, float]:
@@ -128,8 +127,14 @@ def test_p04_reads_every_stacking_order_from_its_demonstration(order):
 
 @pytest.mark.parametrize("waste, keep", [("ketchup_1", "bbq_sauce_1"), ("bbq_sauce_1", "ketchup_1")])
 def test_p03_reads_the_waste_from_where_it_was_put_not_from_the_order(waste, keep):
-    scene = FakeScene({"ketchup_1": (-0.16, -0.04), "bbq_sauce_1": (-0.16, 0.10),
-                       "basket_1": (-0.02, -0.22), "yellow_plate_1": (-0.03, 0.20)})
+    scene = FakeScene(
+        {
+            "ketchup_1": (-0.16, -0.04),
+            "bbq_sauce_1": (-0.16, 0.10),
+            "basket_1": (-0.02, -0.22),
+            "yellow_plate_1": (-0.03, 0.20),
+        }
+    )
     xy = {name: tuple(scene.pos(name)[:2]) for name in scene.positions}
     demo = Demo()
     demo.carry(xy[keep], xy["yellow_plate_1"])  # plated first: the basket still says which is waste

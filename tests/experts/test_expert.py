@@ -96,7 +96,7 @@ def test_slow_expert_pauses_after_each_fast_motion_except_inside_a_forceful_drag
         expected.append(action)
         if np.max(np.abs(action[:6])) >= SLOW_FROM:
             expected += [np.array([0, 0, 0, 0, 0, 0, action[6]])] * SLOW_PAUSES
-    np.testing.assert_array_equal(slow[:len(expected)], np.array(expected))
+    np.testing.assert_array_equal(slow[: len(expected)], np.array(expected))
     assert len(expected) > 6  # some motions were fast enough to pause after
 
     class Drag(Count):

@@ -6,9 +6,9 @@ the task's own task.yaml: no simulator.
 
 from __future__ import annotations
 
-from memobench.expr import parse
-from memobench.sim.tracker import CheckpointTracker, TrackedCheckpoint
-from memobench.suite import TASKS_ROOT, load_task
+from memobench.core.expr import parse
+from memobench.core.suite import TASKS_ROOT, load_task
+from memobench.core.tracker import CheckpointTracker, TrackedCheckpoint
 
 MIDDLE, BOWL, PLATE = "wooden_cabinet_1_middle_region", "akita_black_bowl_1", "plate_1"
 

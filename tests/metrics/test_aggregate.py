@@ -29,15 +29,15 @@ import random
 
 import pytest
 
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.taxonomy import classify_failure
 from memobench.metrics.aggregate import summarize
-from memobench.metrics.taxonomy import classify_failure
-from memobench.spec import MemoryOp, MemoryType
 
 OPS = {"S": MemoryOp.STORAGE, "U": MemoryOp.UPDATE, "C": MemoryOp.COMPRESSION, "u": MemoryOp.UPDATE}
 

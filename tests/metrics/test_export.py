@@ -8,22 +8,20 @@ import os
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from memobench.evaluation.records import (
+from memobench.core.records import (
     CheckpointResult,
     EpisodeRecord,
     EpisodeStatus,
     FailureClass,
 )
+from memobench.core.spec import MemoryOp, MemoryType
 from memobench.metrics import export
 from memobench.metrics.export import (
     EPISODE_COLUMNS,
     TASK_COLUMNS,
-    format_table,
     write_summary,
 )
-from memobench.spec import MemoryOp, MemoryType
 
 S, U, C = MemoryOp.STORAGE, MemoryOp.UPDATE, MemoryOp.COMPRESSION
 
@@ -154,17 +152,3 @@ def test_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Mon
         write_summary(RECORDS[:1], tmp_path)
     assert (tmp_path / "summary.json").read_bytes() == before
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
-
-
-def test_format_table_shows_percentages_and_dashes(tmp_path: Path) -> None:
-    table = format_table(write_summary(RECORDS, tmp_path))
-    console = Console(record=True, width=200)
-    console.print(table)
-    text = console.export_text()
-    lines = {line.split("│")[1].strip(): line for line in text.splitlines() if "│" in line}
-    assert {"a_spatial", "b_temporal", "macro"} <= set(lines)
-    assert "temporal (1 task)" in lines and "spatial (1 task)" in lines
-    cells = [c.strip() for c in lines["b_temporal"].split("│")[4:10]]
-    assert cells == ["0.0", "-", "25.0", "-", "25.0", "0.0"]  # SR MSR MUR MCR CSR TSR
-    a_cells = [c.strip() for c in lines["a_spatial"].split("│")[4:10]]
-    assert a_cells == ["50.0", "100.0", "100.0", "50.0", "83.3", "50.0"]

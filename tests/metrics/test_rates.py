@@ -125,8 +125,11 @@ def test_mean_score_interval_is_clipped_to_the_unit_interval() -> None:
 
 def test_mean_score_undefined_cases() -> None:
     empty = MeanScore.of_tasks({})
-    assert not empty.defined and math.isnan(empty.value) and empty.to_dict() == {
-        "value": None, "k": 0.0, "n": 0, "unit": "tasks", "ci95": [None, None]}
+    assert (
+        not empty.defined
+        and math.isnan(empty.value)
+        and empty.to_dict() == {"value": None, "k": 0.0, "n": 0, "unit": "tasks", "ci95": [None, None]}
+    )
     one = MeanScore.of_tasks({"t": [0.5]})  # one episode: no spread to estimate
     assert one.defined and one.value == 0.5 and one.to_dict()["ci95"] == [None, None]
     json.dumps(empty.to_dict(), allow_nan=False)

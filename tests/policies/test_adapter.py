@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -98,9 +99,7 @@ def test_non_finite_is_never_repaired() -> None:
     assert np.isnan(raw[-1, 6])  # the adapter's array is left as it was
 
 
-@pytest.mark.parametrize(
-    "raw", ["move left", [["a"] * 7], [["0.1"] * 6 + ["open"]], {"x": 1}, object()]
-)
+@pytest.mark.parametrize("raw", ["move left", [["a"] * 7], [["0.1"] * 6 + ["open"]], {"x": 1}, object()])
 def test_non_numeric_output_is_rejected(raw: Any) -> None:
     with pytest.raises(AdapterError, match="not a numeric array") as info:
         validate_chunk(raw)
@@ -133,6 +132,45 @@ def test_ragged_rows_are_rejected() -> None:
 
 
 # -- AdapterGuard: calls, errors, timeouts ------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [1e6, -1.0001, 1.5])
+def test_an_action_outside_the_range_is_an_adapter_error_naming_it(value: float) -> None:
+    # robosuite would clip it silently and the episode would be scored as if the policy had been valid
+    raw = chunk(4)
+    raw[2, 3] = value
+    raw[3, 6] = 2.0
+    with pytest.raises(AdapterError) as info:
+        validate_chunk(raw)
+    assert str(info.value) == (
+        f"infer_actions returned {value:g} at row 2, column 3, outside the action range "
+        "[-1, 1] (2 such value(s) in the chunk); --clip-actions clips them instead"
+    )
+
+
+def test_the_range_bounds_themselves_are_valid() -> None:
+    raw = np.array([[-1.0, 1.0, 0, 0, 0, 0, 1.0]])
+    np.testing.assert_array_equal(validate_chunk(raw), raw)
+
+
+def test_clip_clips_out_of_range_actions_into_the_range() -> None:
+    raw = chunk(3)
+    raw[0, 0], raw[1, 6] = 1e6, -7.0
+    out = validate_chunk(raw, clip=True)
+    assert out[0, 0] == 1.0 and out[1, 6] == -1.0
+    np.testing.assert_array_equal(out[2], raw[2])  # in-range rows untouched
+    with pytest.raises(AdapterError, match="non-finite"):  # clipping does not excuse NaN
+        validate_chunk(np.full((1, 7), np.nan), clip=True)
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_guard_infer_refuses_or_clips_out_of_range_chunks(timeout: float | None) -> None:
+    raw = chunk(2)
+    raw[1, 2] = 3.0
+    guard = AdapterGuard(Scripted(result=raw), timeout=timeout)
+    with pytest.raises(AdapterError, match="outside the action range"):
+        guard.infer(OBS, "p", 224)
+    assert guard.infer(OBS, "p", 224, clip=True)[1, 2] == 1.0
 
 
 class Scripted:
@@ -239,8 +277,9 @@ def test_a_failing_rebuild_is_an_adapter_error(hanging: Hanging) -> None:
     guard = AdapterGuard(hanging, timeout=0.5, rebuild=rebuild)
     with pytest.raises(AdapterError, match="did not return"):
         guard.infer(OBS, "p", 224)
-    with pytest.raises(AdapterError, match="^rebuilding the adapter after a timed-out call raised OSError: "
-                                           "checkpoint file vanished$"):
+    with pytest.raises(
+        AdapterError, match="^rebuilding the adapter after a timed-out call raised OSError: checkpoint file vanished$"
+    ):
         guard.reset()
 
 
@@ -456,3 +495,56 @@ def test_replan_steps_above_the_chunk_length_are_refused_with_flag_value_and_len
         "--replan-steps 17 is longer than the policy's action chunk (16 rows): each query could run "
         "at most 16 actions. Use --replan-steps 16 or less."
     )
+
+
+# -- marking policy calls (a worker's parent reads the mark if the worker dies) ------------------
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_every_policy_call_is_marked_in_the_thread_that_runs_it(timeout: float | None) -> None:
+    marks: list[tuple[str, str, bool]] = []  # (call, event, in the caller's thread)
+
+    class Mark:
+        def __init__(self, what: str):
+            self.what = what
+
+        def __enter__(self):
+            marks.append((self.what, "enter", threading.current_thread() is threading.main_thread()))
+
+        def __exit__(self, *exc):
+            marks.append((self.what, "exit", threading.current_thread() is threading.main_thread()))
+
+    class Full(Scripted):
+        def begin_episode(self, rng) -> None:
+            pass
+
+        def observe(self, obs) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    guard = AdapterGuard(Full(error=ValueError("boom")), timeout=timeout, mark=Mark)
+    guard.reset()
+    guard.begin_episode(np.random.default_rng(0))
+    guard.observe(OBS)
+    with pytest.raises(AdapterError):
+        guard.infer(OBS, "p", 224)  # a raising call is unmarked again too
+    guard.close()
+    calls = ["reset()", "begin_episode()", "observe()", "infer_actions()", "close()"]
+    assert [(w, e) for w, e, _ in marks] == [(c, e) for c in calls for e in ("enter", "exit")]
+    assert {main for _, _, main in marks} == {timeout is None}
+
+
+def test_a_rebuild_after_a_timeout_is_marked(hanging: Hanging) -> None:
+    marked: list[str] = []
+
+    def mark(what: str):
+        marked.append(what)
+        return contextlib.nullcontext()
+
+    guard = AdapterGuard(hanging, timeout=0.3, rebuild=lambda: Scripted(), mark=mark)
+    with pytest.raises(AdapterError, match="did not return"):
+        guard.infer(OBS, "p", 224)
+    guard.reset()
+    assert marked == ["infer_actions()", "rebuilding the adapter", "reset()"]

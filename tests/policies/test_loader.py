@@ -188,10 +188,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_missing_factory_suggests_the_closest_name(adapter_file: Path) -> None:
     with pytest.raises(AdapterSpecError) as info:
         build_adapter(f"{adapter_file}:build_adaptor")
-    assert (
-        str(info.value)
-        == f"{adapter_file} has no factory named 'build_adaptor'; did you mean build_adapter?"
-    )
+    assert str(info.value) == f"{adapter_file} has no factory named 'build_adaptor'; did you mean build_adapter?"
 
 
 def test_missing_factory_without_a_close_name(adapter_file: Path) -> None:
@@ -223,9 +220,7 @@ def test_factory_raising(adapter_file: Path) -> None:
     spec = f"{adapter_file}:explode"
     with pytest.raises(AdapterSpecError) as info:
         build_adapter(spec, {"x": 1})
-    assert (
-        str(info.value) == f"factory {spec} raised RuntimeError: checkpoint /models/pi0 not found"
-    )
+    assert str(info.value) == f"factory {spec} raised RuntimeError: checkpoint /models/pi0 not found"
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
@@ -244,9 +239,7 @@ def test_syntax_error_inside_the_file(tmp_path: Path) -> None:
         build_adapter(f"{path}:build_adapter")
 
 
-def test_module_raising_at_import_is_an_adapter_spec_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_module_raising_at_import_is_an_adapter_spec_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     name = f"mb_raises_{uuid.uuid4().hex[:8]}"
     write(tmp_path / f"{name}.py", "raise RuntimeError('no GPU found')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -255,11 +248,7 @@ def test_module_raising_at_import_is_an_adapter_spec_error(
     assert str(info.value) == f"importing module {name!r} failed: RuntimeError: no GPU found"
 
 
-
-
-def test_file_parsing_argv_at_import_is_an_adapter_spec_error(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_file_parsing_argv_at_import_is_an_adapter_spec_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Research scripts often parse the command line at import time.
     path = write(
         tmp_path / "script.py",
@@ -271,9 +260,7 @@ def test_file_parsing_argv_at_import_is_an_adapter_spec_error(
             return None
         """,
     )
-    monkeypatch.setattr(
-        sys, "argv", ["memobench", "eval", "--adapter-spec", f"{path}:build_adapter"]
-    )
+    monkeypatch.setattr(sys, "argv", ["memobench", "eval", "--adapter-spec", f"{path}:build_adapter"])
     with pytest.raises(AdapterSpecError, match=r"importing .*script\.py failed: SystemExit"):
         build_adapter(f"{path}:build_adapter")
 
@@ -303,9 +290,7 @@ def test_non_callable_contract_attribute_counts_as_missing(adapter_file: Path) -
         build_adapter(f"{adapter_file}:make_with_data_attribute")
 
 
-@pytest.mark.parametrize(
-    "spec", ["my_adapter.py", "build_adapter", "my_adapter.py:", ":build_adapter", ""]
-)
+@pytest.mark.parametrize("spec", ["my_adapter.py", "build_adapter", "my_adapter.py:", ":build_adapter", ""])
 def test_malformed_spec(spec: str) -> None:
     with pytest.raises(AdapterSpecError) as info:
         build_adapter(spec)
@@ -330,24 +315,35 @@ def test_builtin_names_resolve_to_camera_free_policies() -> None:
     np.testing.assert_array_equal(actions, 0.5 * np.random.default_rng(3).uniform(-1, 1, (3, 7)))
 
 
-@pytest.mark.parametrize(
-    "name, suggestion", [("rando", "'random'"), ("nop", "'noop'"), ("Random", "'random'")]
-)
+@pytest.mark.parametrize("name, suggestion", [("rando", "'random'"), ("nop", "'noop'"), ("Random", "'random'")])
 def test_unknown_builtin_suggests_the_closest(name: str, suggestion: str) -> None:
     with pytest.raises(AdapterSpecError) as info:
         builtin_spec(name)
     message = str(info.value)
     # The closest name comes first (the other built-in may follow, both are short words).
     assert message.startswith(f"unknown policy {name!r}; did you mean {suggestion}")
-    assert message.endswith("? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote)")
+    assert message.endswith(
+        "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote)"
+    )
 
 
 def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
     with pytest.raises(AdapterSpecError) as info:
         builtin_spec("openvla-oft")
-    assert str(info.value) == "unknown policy 'openvla-oft' (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote)"
-    assert list(BUILTIN_POLICIES) == ["noop", "random", "expert", "expert-memoryless", "expert-reactive",
-                                      "expert-slow", "remote"]
+    assert (
+        str(info.value)
+        == "unknown policy 'openvla-oft' (built-in: noop, random, expert, expert-memoryless, expert-reactive, "
+        "expert-slow, remote)"
+    )
+    assert list(BUILTIN_POLICIES) == [
+        "noop",
+        "random",
+        "expert",
+        "expert-memoryless",
+        "expert-reactive",
+        "expert-slow",
+        "remote",
+    ]
 
 
 # -- the README's example adapter ------------------------------------------------------------

@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-import io
 import socket
 
 import numpy as np
 import pytest
-from rich.console import Console
 
+from memobench.core.suite import Suite
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.runner import RunRequest, evaluate
+from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.runner import evaluate
 from memobench.policies.builtin import RandomPolicy
 from memobench.policies.remote import PolicyServer, RemotePolicy, RemotePolicyError
 from memobench.policies.wire import packb, unpackb
-from memobench.suite import Suite
 
 
-@pytest.mark.parametrize("value", [
-    np.zeros((2, 3, 4), np.uint8), np.array([1.5, np.nan, np.inf], np.float32), np.arange(6, dtype=np.int64),
-    np.float32(2.5), {"a": [np.array([True, False]), "text", 3]},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.zeros((2, 3, 4), np.uint8),
+        np.array([1.5, np.nan, np.inf], np.float32),
+        np.arange(6, dtype=np.int64),
+        np.float32(2.5),
+        {"a": [np.array([True, False]), "text", 3]},
+    ],
+)
 def test_wire_round_trips_arrays_scalars_and_nesting(value):
     back = unpackb(packb(value))
     if isinstance(value, dict):
@@ -74,8 +79,9 @@ class CountsSinceReset:
 @pytest.mark.parametrize("per_connection", [False, True])
 def test_per_connection_keeps_two_workers_episodes_apart(per_connection):
     said: list[str] = []
-    server = PolicyServer(CountsSinceReset(), port=0, announce=said.append,
-                          per_connection=CountsSinceReset if per_connection else None)
+    server = PolicyServer(
+        CountsSinceReset(), port=0, announce=said.append, per_connection=CountsSinceReset if per_connection else None
+    )
     port = server.start()
     a, b = RemotePolicy(port=port), RemotePolicy(port=port)
     try:
@@ -94,9 +100,14 @@ def test_per_connection_keeps_two_workers_episodes_apart(per_connection):
 
 def run(out, adapter, policy_name, horizon=20):
     task = Suite.load().get("T03-check-all-drawers")
-    request = RunRequest(tasks=[task], num_trials_per_task=2, protocol=Protocol(horizon=horizon, adapter_timeout=0),
-                         out_root=out, policy={"name": policy_name, "adapter_kwargs": {}})
-    evaluate(request, adapter, console=Console(file=io.StringIO()))
+    request = RunRequest(
+        tasks=[task],
+        num_trials_per_task=2,
+        protocol=Protocol(horizon=horizon, adapter_timeout=0),
+        out_root=out,
+        policy={"name": policy_name, "adapter_kwargs": {}},
+    )
+    evaluate(request, adapter)
     records = read_ledger(out / LEDGER_FILENAME)
     return [r.model_dump(mode="json", exclude={"timings"}) for r in records]
 

@@ -17,14 +17,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from memobench.report.synthetic import record, write_run
+from tests.report.synthetic_runs import record, write_run
 
 
 def expert_records():
     return [
-        record("T01-x", 0, "SU", 2), record("T01-x", 1, "SU", 1), record("T01-x", 2, "SU", 0),
-        record("T01-x", 3, "SU", 2), record("S01-x", 0, "SC", 2), record("S01-x", 1, "SC", 2),
+        record("T01-x", 0, "SU", 2),
+        record("T01-x", 1, "SU", 1),
+        record("T01-x", 2, "SU", 0),
+        record("T01-x", 3, "SU", 2),
+        record("S01-x", 0, "SC", 2),
+        record("S01-x", 1, "SC", 2),
         record("O01-x", 0, "SUu", 2),
     ]
 
@@ -34,8 +37,11 @@ def noop_records():
 
 
 def oracle_records():
-    return ([record("T01-x", e, "SU", 2) for e in range(3)] + [record("T01-x", 3, "SU", 1),
-            record("T01-x", 4, "SU", 2)] + [record("S01-x", e, "SC", 2) for e in range(2)])
+    return (
+        [record("T01-x", e, "SU", 2) for e in range(3)]
+        + [record("T01-x", 3, "SU", 1), record("T01-x", 4, "SU", 2)]
+        + [record("S01-x", e, "SC", 2) for e in range(2)]
+    )
 
 
 @pytest.fixture
@@ -58,13 +64,19 @@ def built_report(tmp_path_factory) -> Path:
     from memobench.report.build import build_report
 
     root = tmp_path_factory.mktemp("built")
-    folders = [write_run(root / "runs" / "expert-r5", expert_records(), "expert", 5),
-               write_run(root / "runs" / "noop-r5", noop_records(), "noop", 5),
-               write_run(root / "runs" / "expert-r5-fine", oracle_records(), "expert", 5, "fine")]
+    folders = [
+        write_run(root / "runs" / "expert-r5", expert_records(), "expert", 5),
+        write_run(root / "runs" / "noop-r5", noop_records(), "noop", 5),
+        write_run(root / "runs" / "expert-r5-fine", oracle_records(), "expert", 5, "fine"),
+    ]
     videos = folders[0] / "videos" / "T01-x"
     videos.mkdir(parents=True)
-    for name in ("T01-x_success_ep000_seed7.mp4", "T01-x_success_ep000_seed7_wrist.mp4",
-                 "T01-x_failure_ep001_seed8.mp4", "T01-x_failure_ep002_seed9.mp4"):
+    for name in (
+        "T01-x_success_ep000_seed7.mp4",
+        "T01-x_success_ep000_seed7_wrist.mp4",
+        "T01-x_failure_ep001_seed8.mp4",
+        "T01-x_failure_ep002_seed9.mp4",
+    ):
         (videos / name).write_bytes(b"not really an mp4: " + name.encode())
     build_report(folders, root / "report")
     return root / "report"

@@ -6,6 +6,7 @@ import csv
 
 import pytest
 
+from memobench.core.suite import Suite
 from memobench.report.annotations import (
     CATEGORIES,
     SheetError,
@@ -15,13 +16,20 @@ from memobench.report.annotations import (
     read_key,
     read_sheet,
 )
-from memobench.suite import Suite
 
 # Fleiss (1971) as worked on Wikipedia ("Fleiss' kappa"): 10 items, 14 raters, 5 categories;
 # P-bar = 0.378, P-bar-e = 0.213, kappa = 0.210.
 WIKIPEDIA_TABLE = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 

@@ -29,7 +29,10 @@ def test_report_folder_has_every_artefact(built_report):
     assert 'src="videos/expert-r5/T01-x/T01-x_success_ep000_seed7.mp4"' in page
     assert 'src="videos/expert-r5/T01-x/T01-x_failure_ep001_seed8.mp4"' in page
     assert (out / "videos/expert-r5/T01-x/T01-x_failure_ep001_seed8.mp4").exists()
-    assert not list(out.rglob("*_wrist.mp4")) and not (out / "videos/expert-r5/T01-x/T01-x_failure_ep002_seed9.mp4").exists()
+    assert (
+        not list(out.rglob("*_wrist.mp4"))
+        and not (out / "videos/expert-r5/T01-x/T01-x_failure_ep002_seed9.mp4").exists()
+    )
     runs = json.loads((out / "runs.json").read_text())
     assert [r["condition"] for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
     assert (out / "tables.md").read_text().count("### ") == 5
@@ -58,8 +61,18 @@ def test_cli_report_compare_and_kappa(run_folders, tmp_path):
     bad = runner.invoke(app, ["report", str(tmp_path), "--out", str(out)])
     assert bad.exit_code == 2 and "no run.json" in flat(bad.output)
 
-    result = runner.invoke(app, ["compare", str(run_folders["noop"]), str(run_folders["expert"]),
-                                 "--out", str(tmp_path / "cmp"), "--samples", "500"])
+    result = runner.invoke(
+        app,
+        [
+            "compare",
+            str(run_folders["noop"]),
+            str(run_folders["expert"]),
+            "--out",
+            str(tmp_path / "cmp"),
+            "--samples",
+            "500",
+        ],
+    )
     assert result.exit_code == 0, result.output
     rows = json.loads((tmp_path / "cmp" / "compare.json").read_text())["comparisons"]
     assert {(r["task"], r["metric"]) for r in rows} >= {("T01-x", "SR"), ("all", "CSR")}

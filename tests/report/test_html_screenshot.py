@@ -26,9 +26,17 @@ def share_near(pixels: np.ndarray, colour: np.ndarray, tol: int = 6) -> float:
 def test_index_html_renders_in_headless_chromium(built_report, tmp_path):
     out = built_report
     shot = tmp_path / "shot.png"
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}",
-           (out / "index.html").as_uri()]
+    cmd = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={shot}",
+        f"--window-size={WIDTH},{HEIGHT}",
+        (out / "index.html").as_uri(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
     pixels = np.asarray(Image.open(shot).convert("RGB"))

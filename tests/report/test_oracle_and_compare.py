@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.report.synthetic_runs import record
 
 from memobench.report.compare import compare_records, comparison_table
 from memobench.report.oracle import gap_closed, oracle_pairs, oracle_rows, oracle_table
 from memobench.report.runs import load_runs
-from memobench.report.synthetic import record
 
 
 def test_gap_closed_formula():
@@ -23,7 +23,13 @@ def test_oracle_pairs_on_shared_seeds_only(run_folders):
     assert pair.standard.label == "expert k=5" and pair.oracle.label == "expert k=5 oracle=fine"
     # O01-x only in the standard run, T01-x ep4 only in the oracle run: both left out
     assert pair.episodes == 6 and {(r.task_id, r.seed) for r in pair.oracle_records} == {
-        ("T01-x", 7), ("T01-x", 8), ("T01-x", 9), ("T01-x", 10), ("S01-x", 7), ("S01-x", 8)}
+        ("T01-x", 7),
+        ("T01-x", 8),
+        ("T01-x", 9),
+        ("T01-x", 10),
+        ("S01-x", 7),
+        ("S01-x", 8),
+    }
     rows = {row["group"]: row for row in oracle_rows(pair)}
     assert list(rows) == ["temporal", "spatial", "macro"]
     assert rows["temporal"]["episodes"] == 4
@@ -41,19 +47,18 @@ def test_oracle_pairs_on_shared_seeds_only(run_folders):
 
 
 def test_macro_gap_closed_is_the_mean_of_the_per_type_gaps(tmp_path):
-    from memobench.report.synthetic import write_run
+    from tests.report.synthetic_runs import write_run
 
     # One-checkpoint tasks (S), so SR = MSR = share of episodes completing the storage checkpoint.
     # temporal T01-z, 4 seeds: standard 0 of 4 done, oracle 2 of 4 -> gap (0.5 - 0) / (1 - 0) = 0.5
     # spatial  S01-z, 4 seeds: standard 2 of 4 done, oracle 4 of 4 -> gap (1 - 0.5) / (1 - 0.5) = 1.0
     # macro gap = (0.5 + 1.0) / 2 = 0.75, whereas the gap between the macro averages,
     # standard (0 + 0.5) / 2 = 0.25 and oracle (0.5 + 1) / 2 = 0.75, would be (0.75 - 0.25) / 0.75 = 2/3.
-    standard = [record("T01-z", e, "S", 0) for e in range(4)] + [record("S01-z", e, "S", int(e < 2))
-                                                                 for e in range(4)]
-    oracle = [record("T01-z", e, "S", int(e < 2)) for e in range(4)] + [record("S01-z", e, "S", 1)
-                                                                       for e in range(4)]
-    runs = load_runs([write_run(tmp_path / "std", standard, "p", 5),
-                      write_run(tmp_path / "orc", oracle, "p", 5, "fine")])
+    standard = [record("T01-z", e, "S", 0) for e in range(4)] + [record("S01-z", e, "S", int(e < 2)) for e in range(4)]
+    oracle = [record("T01-z", e, "S", int(e < 2)) for e in range(4)] + [record("S01-z", e, "S", 1) for e in range(4)]
+    runs = load_runs(
+        [write_run(tmp_path / "std", standard, "p", 5), write_run(tmp_path / "orc", oracle, "p", 5, "fine")]
+    )
     (pair,) = oracle_pairs(runs)
     rows = {row["group"]: row for row in oracle_rows(pair)}
     assert rows["temporal"]["SR"] == pytest.approx((0.0, 0.5, 0.5))

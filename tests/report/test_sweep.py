@@ -38,8 +38,21 @@ def test_parse_replan_steps():
 @pytest.mark.sim
 def test_sweep_runs_resumes_and_reports(tmp_path: Path):
     runner = CliRunner()
-    args = ["sweep", "--policy", "noop", "--tasks", "T03", "--num-trials-per-task", "1", "--horizon", "20",
-            "--replan-steps", "5,50", "--out-root", str(tmp_path)]
+    args = [
+        "sweep",
+        "--policy",
+        "noop",
+        "--tasks",
+        "T03",
+        "--num-trials-per-task",
+        "1",
+        "--horizon",
+        "20",
+        "--replan-steps",
+        "5,50",
+        "--out-root",
+        str(tmp_path),
+    ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     for k in (5, 50):

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 
+from memobench.report.result_tables import failure_table, main_table, task_table, wilson_table
 from memobench.report.runs import Condition, ReportError, load_runs
-from memobench.report.table import to_csv, to_latex, to_markdown
-from memobench.report.tables import failure_table, main_table, task_table, wilson_table
+from memobench.report.table_formats import to_csv, to_latex, to_markdown
 
 
 @pytest.fixture
@@ -28,8 +29,11 @@ def csv_rows(table) -> list[dict[str, str]]:
 
 def test_runs_are_grouped_and_sorted_by_condition(run_folders):
     runs = load_runs(run_folders.values())
-    assert [r.condition for r in runs] == [Condition("expert", 5, None), Condition("expert", 5, "fine"),
-                                           Condition("noop", 5, None)]
+    assert [r.condition for r in runs] == [
+        Condition("expert", 5, None),
+        Condition("expert", 5, "fine"),
+        Condition("noop", 5, None),
+    ]
     assert [r.condition.label for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
 
 
@@ -91,19 +95,28 @@ def test_failure_table_counts(runs):
 
 
 def test_failure_table_and_figure_list_every_class(tmp_path):
-    from memobench.evaluation.records import FailureClass
+    from tests.report.synthetic_runs import record, write_run
+
+    from memobench.core.records import FailureClass
     from memobench.report import figures
-    from memobench.report.synthetic import record, write_run
 
     # P01-y (S, C): ep0 storage done, compression missed; ep1 all done but an extra pour; ep2 success.
     # T02-y (S, C, U): ep0 S and C done, U missed (the first update: stale_update).
-    folder = write_run(tmp_path / "run", [
-        record("P01-y", 0, "SC", 1), record("P01-y", 1, "SC", 2, end_reason="extra_pour"),
-        record("P01-y", 2, "SC", 2), record("T02-y", 0, "SCU", 2)], "expert", 5)
+    folder = write_run(
+        tmp_path / "run",
+        [
+            record("P01-y", 0, "SC", 1),
+            record("P01-y", 1, "SC", 2, end_reason="extra_pour"),
+            record("P01-y", 2, "SC", 2),
+            record("T02-y", 0, "SCU", 2),
+        ],
+        "expert",
+        5,
+    )
     runs = load_runs([folder])
     table = failure_table(runs)
     classes = [fc.value for fc in FailureClass]
-    assert table.csv_header[-len(classes):] == classes and "compression_failure" in table.header
+    assert table.csv_header[-len(classes) :] == classes and "compression_failure" in table.header
     rows = {r["task_id"]: r for r in csv_rows(table)}
     p01 = rows["P01-y"]
     assert (p01["successes"], p01["compression_failure"], p01["over_execution"]) == ("1", "1", "1")
@@ -115,19 +128,30 @@ def test_failure_table_and_figure_list_every_class(tmp_path):
 
 
 def test_violation_table_counts_each_broken_commitment(tmp_path):
-    from memobench.report.synthetic import record, write_run
-    from memobench.report.tables import violation_table
+    from tests.report.synthetic_runs import record, write_run
+
+    from memobench.report.result_tables import violation_table
 
     # T09-y: two extra pours (at steps 79 and 59), one violation (step 99), one success.
-    folder = write_run(tmp_path / "run", [
-        record("T09-y", 0, "SUC", 2, end_reason="extra_pour", steps=80),
-        record("T09-y", 1, "SUC", 3, end_reason="extra_pour", steps=60),
-        record("T09-y", 2, "SUC", 1, end_reason="violation"), record("T09-y", 3, "SUC", 3)], "expert", 5)
+    folder = write_run(
+        tmp_path / "run",
+        [
+            record("T09-y", 0, "SUC", 2, end_reason="extra_pour", steps=80),
+            record("T09-y", 1, "SUC", 3, end_reason="extra_pour", steps=60),
+            record("T09-y", 2, "SUC", 1, end_reason="violation"),
+            record("T09-y", 3, "SUC", 3),
+        ],
+        "expert",
+        5,
+    )
     table = violation_table(load_runs([folder]))
     rows = {r["violation"]: r for r in csv_rows(table)}
     assert set(rows) == {"extra_pour", "violation"}
     assert (rows["extra_pour"]["episodes"], rows["extra_pour"]["first_step"], rows["extra_pour"]["last_step"]) == (
-        "2", "59", "79")
+        "2",
+        "59",
+        "79",
+    )
     assert rows["violation"]["episodes"] == "1"
     clean = write_run(tmp_path / "clean", [record("T09-y", 0, "SUC", 3)], "expert", 5)
     assert violation_table(load_runs([clean])) is None
@@ -141,7 +165,7 @@ def test_latex_is_booktabs_with_groups_and_escapes(runs):
 
 
 def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
-    from memobench.report.synthetic import write_run
+    from tests.report.synthetic_runs import write_run
 
     a = write_run(tmp_path / "a", records["expert"][:4], "expert", 5)
     b = write_run(tmp_path / "b", records["expert"][4:], "expert", 5)
@@ -152,6 +176,11 @@ def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
     c = write_run(tmp_path / "c", records["expert"][4:], "expert", 5, seed=100)
     with pytest.raises(ReportError, match="differ in protocol field 'seed' \\(7 vs 100\\)"):
         load_runs([a, c])
+    # a run.json from before a protocol field existed means that field's default
+    old = json.loads((b / "run.json").read_text())
+    del old["protocol"]["clip_actions"]
+    (b / "run.json").write_text(json.dumps(old))
+    assert len(load_runs([a, b])[0].records) == 7
     with pytest.raises(ReportError, match="no run.json"):
         load_runs([tmp_path])
     with pytest.raises(ReportError, match="hold no episode yet"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memobench.suite import Suite
+from memobench.core.suite import Suite
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import mujoco
 import numpy as np
 
 from memobench.sim.env import SimEnv
@@ -20,7 +19,7 @@ Edit = Callable[[SimEnv, int], None]
 
 
 def _forward(env: SimEnv) -> None:
-    mujoco.mj_forward(env.sim.model._model, env.sim.data._data)
+    env.sim.forward()
 
 
 def set_joint(env: SimEnv, joint: str, q: float) -> None:
@@ -54,6 +53,9 @@ def body_pos(env: SimEnv, name: str) -> np.ndarray:
 def tilted(quat_wxyz, angle: float) -> np.ndarray:
     """``quat_wxyz`` rotated further by ``angle`` about world x."""
     rot = np.array([np.cos(angle / 2), np.sin(angle / 2), 0.0, 0.0])
+    # Imported here: this module is imported when the simulator-free tests are collected.
+    import mujoco
+
     out = np.empty(4)
     mujoco.mju_mulQuat(out, rot, np.asarray(quat_wxyz, dtype=float))
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memobench.bindings import all_bindings
+from memobench.core.bindings import all_bindings
 from memobench.evaluation.episode import DemoPerformer, build_tracker
 from memobench.evaluation.protocol import Protocol
 from memobench.experts.expert import Memory

@@ -22,8 +22,13 @@ pytestmark = pytest.mark.sim
 
 # Determinism and replan invariance are checked on the pilots (four episodes each);
 # every other task with a plan gets one expert episode, to keep CI short.
-PILOTS = ["O01-cued-milk", "P04-stack-in-order", "S01-hide-and-retrieve-butter",
-          "T03-check-all-drawers", "T09-pour-twice-bowl"]
+PILOTS = [
+    "O01-cued-milk",
+    "P04-stack-in-order",
+    "S01-hide-and-retrieve-butter",
+    "T03-check-all-drawers",
+    "T09-pour-twice-bowl",
+]
 OTHER_TASKS_WITH_PLANS = sorted(set(plans()) - set(PILOTS))
 
 
@@ -72,8 +77,13 @@ def run_expert(suite, envs, task_id, episode, replan, policy=None):
     policy = policy or ExpertPolicy()
     recorder = Recording(policy)
     try:
-        outcome = run_episode(task, plan, envs(task, plan), AdapterGuard(recorder, timeout=None),
-                              Protocol(replan_steps=replan, adapter_timeout=0))
+        outcome = run_episode(
+            task,
+            plan,
+            envs(task, plan),
+            AdapterGuard(recorder, timeout=None),
+            Protocol(replan_steps=replan, adapter_timeout=0),
+        )
     finally:
         if own:  # its forward model holds an env (~0.8 GB): do not leave it to the GC
             policy.close()

@@ -93,8 +93,12 @@ def test_t03_out_of_order_check_is_a_violation(t03):
 
 def test_t03_reopening_a_checked_drawer_after_the_goal_is_a_violation(t03):
     task, env = t03
-    edits = {**check("top", 4, 9), **check("middle", 14, 19), **check("bottom", 24, 29),
-             35: lambda env, _: drawer(env, "top", -0.05)}  # inside the window 31..40
+    edits = {
+        **check("top", 4, 9),
+        **check("middle", 14, 19),
+        **check("bottom", 24, 29),
+        35: lambda env, _: drawer(env, "top", -0.05),
+    }  # inside the window 31..40
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
     assert steps(record) == [10, 20, 30]
     assert record.violation.model_dump() == {"name": "top-reopened", "step": 36}
@@ -103,8 +107,12 @@ def test_t03_reopening_a_checked_drawer_after_the_goal_is_a_violation(t03):
 
 def test_t03_metrics_by_hand(t03):
     task, env = t03
-    full = run(task, plan_episode(task, 0, 7), env,
-               StateScript(env, {**check("top", 4, 9), **check("middle", 14, 19), **check("bottom", 24, 29)}))
+    full = run(
+        task,
+        plan_episode(task, 0, 7),
+        env,
+        StateScript(env, {**check("top", 4, 9), **check("middle", 14, 19), **check("bottom", 24, 29)}),
+    )
     partial = run(task, plan_episode(task, 1, 7), env, StateScript(env, check("top", 4, 9)))
     summary = summarize([full, partial])["tasks"][task.id]
     assert summary["SR"]["value"] == 0.5
@@ -186,11 +194,15 @@ def test_p04_stacking_in_the_shown_order(suite):
     order = shown.binding["order"]
     env = SimEnv(task.bddl(shown.binding))
     try:
-        edits = {4: lambda env, _: place_on(env, order["middle"], order["bottom"]),
-                 24: lambda env, _: place_on(env, order["top"], order["middle"])}
+        edits = {
+            4: lambda env, _: place_on(env, order["middle"], order["bottom"]),
+            24: lambda env, _: place_on(env, order["top"], order["middle"]),
+        }
         good = run(task, shown, env, StateScript(env, edits))
         # Reversed roles: the bottom bowl goes on the middle one; nothing the order asks for.
-        wrong = run(task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["bottom"], order["middle"])}))
+        wrong = run(
+            task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["bottom"], order["middle"])})
+        )
     finally:
         env.close()
     s = steps(good)

@@ -9,7 +9,19 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from memobench.cli.eval_cmd import VideoMode, _fail, _load_policy, _parse_kwargs
+from memobench.cli.common import (
+    AdapterKwargsOption,
+    AdapterSpecOption,
+    TasksOption,
+    fail,
+    load_policy,
+    parse_kwargs,
+    policy_label,
+    select_tasks,
+)
+from memobench.cli.options import Flags, config_options
+from memobench.evaluation.execution import Execution
+from memobench.evaluation.protocol import Protocol
 
 annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agreement.", no_args_is_help=True)
 
@@ -17,34 +29,39 @@ annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agre
 def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders (--out-root of `memobench eval`).")],
     out: Annotated[Path, typer.Option(help="Report folder (created; files in it are replaced).")] = Path("report"),
-    videos: Annotated[bool, typer.Option(help="Copy one success and one failure video per task and condition.")]
-    = True,
+    videos: Annotated[bool, typer.Option(help="Copy one success and one failure video per task and condition.")] = True,
 ) -> None:
     """Tables (Markdown, CSV, LaTeX), figures (PNG, PDF) and index.html from the runs' ledgers."""
     from rich.table import Table as RichTable
 
     from memobench.report.build import build_report
+    from memobench.report.result_tables import MAIN_METRICS
     from memobench.report.runs import ReportError
-    from memobench.report.table import pct
-    from memobench.report.tables import MAIN_METRICS
+    from memobench.report.table_formats import pct
 
     console = Console()
     try:
         result = build_report(run_dirs, out, videos=videos)
     except ReportError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
     # The full main table is wide (4 metrics x types): the terminal gets the macro columns.
     summary = RichTable(title="Macro averages over memory types (%); full tables in the report")
     for name in ("condition", "episodes", "SR (all)", *(f"macro {m}" for m in MAIN_METRICS)):
         summary.add_column(name, justify="left" if name == "condition" else "right")
     for run in result.runs:
         s = run.summary
-        summary.add_row(run.condition.label, str(s["episodes"]), pct(s["overall"]["SR"]["value"]),
-                        *(pct(s["macro"][m]) for m in MAIN_METRICS))
+        summary.add_row(
+            run.condition.label,
+            str(s["episodes"]),
+            pct(s["overall"]["SR"]["value"]),
+            *(pct(s["macro"][m]) for m in MAIN_METRICS),
+        )
     console.print(summary)
     episodes = sum(len(r.records) for r in result.runs)
-    console.print(f"Report of {len(result.runs)} condition(s), {episodes} episodes in {result.seconds:.1f} s: "
-                  f"[bold]{out / 'index.html'}[/] ({len(result.files)} files)")
+    console.print(
+        f"Report of {len(result.runs)} condition(s), {episodes} episodes in {result.seconds:.1f} s: "
+        f"[bold]{out / 'index.html'}[/] ({len(result.files)} files)"
+    )
 
 
 def compare_command(
@@ -61,18 +78,17 @@ def compare_command(
     """
     from rich.table import Table as RichTable
 
-    from memobench.report.compare import compare_records, comparison_table, comparisons_json
+    from memobench.report.compare import compare_records, comparison_table, write_comparison
     from memobench.report.runs import ReportError, read_run_folder
-    from memobench.report.table import to_csv, to_markdown
 
     try:
         cond_a, _, records_a = read_run_folder(run_a)
         cond_b, _, records_b = read_run_folder(run_b)
     except ReportError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
     rows = compare_records(records_a, records_b, samples=samples)
     if not rows:
-        raise _fail(f"{run_a} and {run_b} share no (task, seed) episode; nothing to compare")
+        raise fail(f"{run_a} and {run_b} share no (task, seed) episode; nothing to compare")
     label_a, label_b = f"{cond_a.label} ({run_a})", f"{cond_b.label} ({run_b})"
     table = comparison_table(rows, label_a, label_b)
     rich = RichTable(title=table.title)
@@ -86,104 +102,93 @@ def compare_command(
     console.print(rich)
     console.print(table.notes, highlight=False)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(to_markdown(table))
-        (out / "compare.csv").write_text(to_csv(table))
-        (out / "compare.json").write_text(json.dumps(comparisons_json(rows, label_a, label_b), indent=2) + "\n")
+        write_comparison(out, rows, table, label_a, label_b)
         console.print(f"Written: [bold]{out}[/] (compare.md, compare.csv, compare.json)")
 
 
+# Every run of a sweep resumes in its own folder under --out-root.
+SWEEP_EXECUTION_FLAGS = Flags(
+    Execution,
+    exclude=("resume",),
+    overrides={"out_root": {"help": "Sweep folder (default runs/sweep-<policy>); re-running resumes."}},
+)
+
+
+@config_options(protocol=Flags(Protocol, exclude=("replan_steps", "memory_oracle")), execution=SWEEP_EXECUTION_FLAGS)
 def sweep_command(
+    *,  # protocol and execution: no default here, they stand for their flags
     policy: Annotated[str | None, typer.Option(help="A built-in policy (see `memobench eval --help`).")] = None,
-    adapter_spec: Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")]
-    = None,
-    adapter_kwargs: Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")] = "{}",
-    tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
+    adapter_spec: AdapterSpecOption = None,
+    adapter_kwargs: AdapterKwargsOption = "{}",
+    tasks: TasksOption = "pilot",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task and run.")] = 2,
     replan_steps: Annotated[str, typer.Option(help="Comma-separated replan intervals.")] = "5,20,35,50",
     oracle: Annotated[bool, typer.Option(help="Also run the three oracle levels at every interval.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed base: episode e uses seed + e.")] = 7,
-    horizon: Annotated[int | None, typer.Option(min=1, help="Control steps per episode (default: each task's).")]
-    = None,
-    video: Annotated[VideoMode, typer.Option(help="Record videos of no, failed or all episodes.")] = VideoMode.NONE,
-    workers: Annotated[int, typer.Option(min=1, help="Episodes run in this many processes.")] = 1,
-    out_root: Annotated[Path | None, typer.Option(help="Sweep folder (default runs/sweep-<policy>); "
-                                                         "re-running resumes.")] = None,
+    protocol: Protocol,
+    execution: Execution,
     report: Annotated[bool, typer.Option(help="Write the report to <out-root>/report at the end.")] = True,
 ) -> None:
     """Evaluate one policy at several replan intervals (and oracle levels), resumably, then report."""
-    from memobench.evaluation.protocol import Protocol
+    from memobench.cli.progress import SweepProgress
     from memobench.evaluation.run_folder import RunFolderError
-    from memobench.evaluation.runner import RunRequest, evaluate
-    from memobench.policies.adapter import ChunkLengthError, check_replan_steps
-    from memobench.report.build import build_report
-    from memobench.report.sweep import ORACLE_LEVELS, REPORT_DIRNAME, parse_replan_steps, plan_sweep
-    from memobench.spec import LanguageLevel
-    from memobench.suite import Suite, UnknownTaskError
+    from memobench.policies.adapter import ChunkLengthError
+    from memobench.report.runs import ReportError
+    from memobench.report.sweep import ORACLE_LEVELS, REPORT_DIRNAME, parse_replan_steps, run_sweep
 
-    console = Console()
     try:
         intervals = parse_replan_steps(replan_steps)
-        selected = Suite.load().select(tasks)
-    except (ValueError, UnknownTaskError) as e:
-        raise _fail(str(e)) from None
-    kwargs = _parse_kwargs(adapter_kwargs)
-    adapter, block = _load_policy(policy, adapter_spec, kwargs)  # fails early on a bad spec
-    try:  # every interval before any run: not a traceback mid-sweep
-        for interval in intervals:
-            check_replan_steps(adapter, interval)
-    except ChunkLengthError as e:
-        raise _fail(str(e)) from None
-    label = block.get("name") or Path(block["adapter_spec"].split(":")[0]).stem
-    root = out_root or Path("runs") / f"sweep-{label}"
-    points = plan_sweep(root, label, intervals, ORACLE_LEVELS if oracle else ())
-    console.print(f"Sweep of {label}: {len(points)} runs x {len(selected)} tasks x {num_trials_per_task} episodes "
-                  f"into {root}")
-    for i, point in enumerate(points):
-        if i:  # evaluate() closes the adapter it was given: build a fresh one per run
-            adapter, block = _load_policy(policy, adapter_spec, kwargs)
-        protocol = Protocol(seed=seed, replan_steps=point.replan_steps, horizon=horizon,
-                            memory_oracle=LanguageLevel(point.memory_oracle) if point.memory_oracle else None)
-        request = RunRequest(tasks=selected, num_trials_per_task=num_trials_per_task, protocol=protocol,
-                             out_root=point.out_root, policy=block, video=video.value, resume=True, workers=workers)
-        console.print(f"[bold]run {i + 1}/{len(points)}[/]: k={point.replan_steps}"
-                      f"{' oracle=' + point.memory_oracle if point.memory_oracle else ''} -> {point.out_root}")
-        try:
-            result = evaluate(request, adapter)
-        except RunFolderError as e:
-            raise _fail(str(e)) from None
-        skipped = f", {result.skipped} already in the ledger" if result.skipped else ""
-        console.print(f"  ran {len(result.ran)} episodes{skipped}")
-    if report:
-        built = build_report([p.out_root for p in points], root / REPORT_DIRNAME, videos=video.value != "none")
-        console.print(f"Report: [bold]{root / REPORT_DIRNAME / 'index.html'}[/] ({built.seconds:.1f} s)")
+    except ValueError as e:
+        raise fail(str(e)) from None
+    selected = select_tasks(tasks)
+    adapter, block = load_policy(policy, adapter_spec, parse_kwargs(adapter_kwargs))  # fails early on a bad spec
+    label = policy_label(block)
+    root = execution.out_root or Path("runs") / f"sweep-{label}"
+    try:
+        with SweepProgress(label, root, Console()) as progress:
+            result = run_sweep(
+                selected,
+                num_trials_per_task,
+                protocol,
+                execution,
+                block,
+                adapter,
+                root,
+                label,
+                intervals,
+                ORACLE_LEVELS if oracle else (),
+                report=report,
+                events=progress,
+            )
+    except (ChunkLengthError, RunFolderError, ReportError) as e:  # one line, not a traceback
+        raise fail(str(e)) from None
+    if result.report_seconds is not None:
+        Console().print(f"Report: [bold]{root / REPORT_DIRNAME / 'index.html'}[/] ({result.report_seconds:.1f} s)")
 
 
 @annotations_app.command("export")
 def annotations_export_command(
-    out: Annotated[Path, typer.Option(help="Folder for sheet.csv, key.csv and INSTRUCTIONS.md.")]
-    = Path("annotations"),
+    out: Annotated[Path, typer.Option(help="Folder for sheet.csv, key.csv and INSTRUCTIONS.md.")] = Path("annotations"),
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags.")] = "all",
     seed: Annotated[int, typer.Option(help="Seed of the row shuffle.")] = 0,
 ) -> None:
     """Write a blind relabelling sheet: every checkpoint's texts, shuffled, op label hidden."""
     from memobench.report.annotations import export_sheet
-    from memobench.suite import Suite, UnknownTaskError
 
-    try:
-        selected = Suite.load().select(tasks)
-    except UnknownTaskError as e:
-        raise _fail(str(e)) from None
+    selected = select_tasks(tasks)
     sheet, key = export_sheet(selected, out, seed=seed)
     n = sum(len(t.spec.checkpoints) for t in selected)
-    Console().print(f"{n} checkpoints of {len(selected)} tasks: give [bold]{sheet}[/] (and INSTRUCTIONS.md) to each "
-                    f"annotator; keep [bold]{key}[/] away from them. Then: memobench kappa SHEETS... --key {key}")
+    Console().print(
+        f"{n} checkpoints of {len(selected)} tasks: give [bold]{sheet}[/] (and INSTRUCTIONS.md) to each "
+        f"annotator; keep [bold]{key}[/] away from them. Then: memobench kappa SHEETS... --key {key}"
+    )
 
 
 def kappa_command(
     sheets: Annotated[list[Path], typer.Argument(help="Filled sheets, one per annotator (two or more).")],
-    key: Annotated[Path | None, typer.Option(help="key.csv from `annotations export` (default: next to the "
-                                                   "first sheet, if present).")] = None,
+    key: Annotated[
+        Path | None,
+        typer.Option(help="key.csv from `annotations export` (default: next to the first sheet, if present)."),
+    ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write kappa.md and kappa.json here.")] = None,
 ) -> None:
     """Fleiss' kappa over annotators' relabelling sheets.
@@ -205,7 +210,7 @@ def kappa_command(
         answers = read_key(key_path) if (key is not None or key_path.exists()) else None
         result = agreement(labels, names=[str(p) for p in sheets], key=answers)
     except SheetError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
     text = agreement_markdown(result)
     console = Console()
     console.print(text, highlight=False)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -21,11 +21,13 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from memobench.bddl_names import BddlDeclarationError
-from memobench.bindings import binding_label
-from memobench.spec import MemoryOp, TaskSpec, violation_window
-from memobench.stats import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
-from memobench.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.cli.common import fail
+from memobench.core.bddl_check import BddlError, check_problem
+from memobench.core.bddl_names import BddlDeclarationError
+from memobench.core.bindings import binding_label
+from memobench.core.spec import MemoryOp, TaskSpec, violation_window
+from memobench.core.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.core.suite_counts import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
 
 app = typer.Typer(help="Inspect and validate the task suite.", no_args_is_help=True)
 
@@ -49,11 +51,6 @@ SelectorOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
-
-
 def _console() -> Console:
     # Built per call so it writes to the sys.stdout of the moment (tests swap it).
     return Console(highlight=False)
@@ -64,11 +61,10 @@ def _load_suite() -> Suite:
     try:
         return Suite.load()
     except _TASK_FILE_ERRORS as e:
-        _fail(
-            f"the packaged task suite does not load: {e}\n"
-            "Run `memobench tasks validate` to list every broken task.",
+        raise fail(
+            f"the packaged task suite does not load: {e}\nRun `memobench tasks validate` to list every broken task.",
             1,
-        )
+        ) from None
 
 
 def _select(selector: str | None) -> list[Task]:
@@ -76,7 +72,7 @@ def _select(selector: str | None) -> list[Task]:
     try:
         return suite.select(selector)
     except UnknownTaskError as e:
-        _fail(str(e), 2)
+        raise fail(str(e)) from None
 
 
 def _ops(spec: TaskSpec) -> str:
@@ -138,9 +134,7 @@ def _tasks_table(rows: list[dict[str, Any]], instruction_width: int | None) -> T
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("tags")  # the one column that wraps on a narrow terminal
     if instruction_width is not None:
-        table.add_column(
-            "instruction", no_wrap=True, overflow="ellipsis", max_width=instruction_width
-        )
+        table.add_column("instruction", no_wrap=True, overflow="ellipsis", max_width=instruction_width)
     for row in rows:
         cells = [
             row["id"],
@@ -168,7 +162,7 @@ def show_command(
     try:
         task = _load_suite().get(task_id)
     except UnknownTaskError as e:
-        _fail(str(e), 2)
+        raise fail(str(e)) from None
     if as_json:
         payload = {"spec_hash": task.spec_hash, "spec": task.spec.to_jsonable()}
         typer.echo(json.dumps(payload, indent=2))
@@ -194,8 +188,11 @@ def _print_header(console: Console, task: Task) -> None:
     _field(console, "instruction", spec.instruction)
     _field(console, "tags", ", ".join(spec.tags) or "none")
     _field(console, "horizon", f"{spec.horizon} control steps")
-    _field(console, "post-goal window", f"{spec.monitor_steps} steps after the last required checkpoint "
-                                        "before success is declared")
+    _field(
+        console,
+        "post-goal window",
+        f"{spec.monitor_steps} steps after the last required checkpoint before success is declared",
+    )
     _field(console, "folder", str(task.folder))
     _field(console, "spec hash", task.spec_hash)
 
@@ -217,9 +214,7 @@ def _print_bindings(console: Console, spec: TaskSpec) -> None:
         for name, domain in sorted(spec.bindings.items()):
             _field(console, f"${name}", f"{len(domain)} values", indent=2)
             for value in domain:
-                console.print(
-                    Padding(Text(f"- {_describe_value(value)}"), (0, 0, 0, 4), expand=False)
-                )
+                console.print(Padding(Text(f"- {_describe_value(value)}"), (0, 0, 0, 4), expand=False))
     source = "declared" if spec.chance_level is not None else "1 / variants"
     _field(console, "chance level", f"{spec.chance:.3f} ({source})")
 
@@ -260,8 +255,9 @@ def _print_violations(console: Console, spec: TaskSpec) -> None:
     if not spec.violations:
         _field(console, "violations", "none")
         return
-    console.print(Text(f"violations ({len(spec.violations)}; the episode fails when one holds while "
-                       "active):", style="bold"))
+    console.print(
+        Text(f"violations ({len(spec.violations)}; the episode fails when one holds while active):", style="bold")
+    )
     for v in spec.violations:
         console.print(Text(f"  - {v.name} [{violation_window(spec, v)}]", style="bold"))
         _field(console, "what", v.text, indent=4)
@@ -278,7 +274,7 @@ def stats_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> 
     try:
         stats = suite_stats(selected)
     except BddlDeclarationError as e:
-        _fail(f"{e}\nRun `memobench tasks validate` to find the task.", 1)
+        raise fail(f"{e}\nRun `memobench tasks validate` to find the task.", 1) from None
     if as_json:
         typer.echo(json.dumps(stats.to_jsonable(), indent=2))
         return
@@ -312,10 +308,13 @@ def _stats_cells(group: GroupStats) -> list[str]:
 def catalogue_command(
     out: Annotated[Path, typer.Option(help="The markdown file to write.")] = Path("docs/tasks.md"),
     tasks: SelectorOption = None,
-    images: Annotated[bool, typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones.")] = True,
+    images: Annotated[
+        bool,
+        typer.Option(help="Render each task's stills (needs the simulator and EGL); --no-images links existing ones."),
+    ] = True,
 ) -> None:
     """Write the task catalogue: per task its instruction, bindings, chance, checkpoints and stills."""
-    from memobench.catalogue import catalogue_markdown, render_stills
+    from memobench.report.catalogue import catalogue_markdown, render_stills
 
     selected = _select(tasks)
     image_dir = out.parent / out.stem  # docs/tasks.md -> docs/tasks/
@@ -375,9 +374,25 @@ def task_folders(path: Path) -> list[Path]:
     )
 
 
+def _check_libero_classes(task: Task) -> None:
+    """Every binding's BDDL names a problem class and object classes LIBERO has (from
+    :func:`~memobench.sim.registry.known_vocabulary`: no LIBERO import)."""
+    from memobench.core.bindings import all_bindings
+    from memobench.sim.registry import known_vocabulary
+
+    for binding in all_bindings(task.spec):
+        try:
+            check_problem(task.bddl(binding), known_vocabulary())
+        except BddlError as e:
+            label = json.dumps(binding_label(binding), sort_keys=True)
+            raise TaskFileError(f"{task.folder / 'task.bddl'} (binding {label}): {e}") from None
+
+
 def _validate_folder(folder: Path) -> Outcome:
     try:
-        return Outcome(folder, task=load_task(folder))
+        task = load_task(folder)
+        _check_libero_classes(task)
+        return Outcome(folder, task=task)
     except TaskFileError as e:
         return Outcome(folder, error=str(e))
     except BddlDeclarationError as e:
@@ -411,8 +426,7 @@ def validate_paths(paths: list[Path]) -> list[Outcome]:
                 if earlier != folder:
                     outcome = Outcome(
                         folder,
-                        error=f"{folder}: duplicate task id {outcome.task.id!r}, "
-                        f"also declared in {earlier}",
+                        error=f"{folder}: duplicate task id {outcome.task.id!r}, also declared in {earlier}",
                     )
             outcomes.append(outcome)
     return outcomes

@@ -31,15 +31,17 @@ def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: 
         families[attrs["family"]] += demos
         attempts = attrs.get("attempts", demos)
         rate = f"{demos / attempts:.0%}" if attempts else "-"
-        rows.append(f"| {attrs['task_id']} | {attrs['family']} | {demos} | {attempts} | {rate} | "
-                    f"{attrs.get('total', '-')} |")
+        rows.append(
+            f"| {attrs['task_id']} | {attrs['family']} | {demos} | {attempts} | {rate} | {attrs.get('total', '-')} |"
+        )
     total = sum(families.values())
     seed_bases = sorted({attrs.get("seed_base", DEMO_SEED_BASE) for attrs, _ in files})
     lines = [
         "# MEMOBench expert demonstrations",
         "",
         f"{total} demonstrations of {len(files)} task(s): "
-        + ", ".join(f"{n} {family}" for family, n in sorted(families.items())) + ".",
+        + ", ".join(f"{n} {family}" for family, n in sorted(families.items()))
+        + ".",
         "",
         "## How they were made",
         "",

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memobench.core.suite import Task
 from memobench.data.demo_file import (
     Demo,
     checkpoint_annotation,
@@ -33,7 +34,6 @@ from memobench.data.demo_file import (
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.suite import Task
 
 DEMO_SEED_BASE = 1_000_000
 MAX_ATTEMPTS_FACTOR = 3  # give up on a task after 3x the requested demos without enough successes
@@ -65,10 +65,15 @@ def record_demo(task: Task, attempt: int, seed_base: int, env, guard, protocol: 
     outcome = run_episode(task, plan, env, guard, protocol, recorder=recorder)
     record = outcome.record
     attrs = {
-        "seed": plan.seed, "attempt": attempt, "variant": plan.variant, "binding": record.binding,
-        "layout_seed": plan.layout_seed, "bddl": task.bddl(plan.binding),
+        "seed": plan.seed,
+        "attempt": attempt,
+        "variant": plan.variant,
+        "binding": record.binding,
+        "layout_seed": plan.layout_seed,
+        "bddl": task.bddl(plan.binding),
         "checkpoints": checkpoint_annotation(task, [c.step for c in record.checkpoints]),
-        "policy_start": len(recorder.cue.states), "end_reason": record.end_reason,
+        "policy_start": len(recorder.cue.states),
+        "end_reason": record.end_reason,
     }
     return record.success and bool(recorder.actions), Demo(recorder.arrays() if recorder.actions else {}, attrs)
 
@@ -83,8 +88,7 @@ class AttemptJournal:
         return self.folder / f"attempt_{attempt:07d}.hdf5"
 
     def add(self, attempt: int, success: bool, demo: Demo) -> None:
-        write_task_file(self._path(attempt), {"attempt": attempt, "success": success},
-                        [demo] if success else [])
+        write_task_file(self._path(attempt), {"attempt": attempt, "success": success}, [demo] if success else [])
 
     def replay(self, first: int) -> list[Demo | None]:
         """The journaled attempts ``first, first + 1, ...`` up to the first gap: the demo, or None for a failure."""
@@ -107,11 +111,15 @@ def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
     for key, want in (("seed_base", seed_base), ("spec_hash", task.spec_hash)):
         have = attrs.get(key)
         if have != want:
-            raise CollectionConflict(f"{path} holds a collection with {key} {have!r}, not {want!r} "
-                                     "(the task or --seed-base changed): collect into a new --out folder")
+            raise CollectionConflict(
+                f"{path} holds a collection with {key} {have!r}, not {want!r} "
+                "(the task or --seed-base changed): collect into a new --out folder"
+            )
     if "image_size" in attrs:
-        raise CollectionConflict(f"{path} has rendered images; extending it would leave its new demos without "
-                                 "them: collect into a new --out folder")
+        raise CollectionConflict(
+            f"{path} has rendered images; extending it would leave its new demos without "
+            "them: collect into a new --out folder"
+        )
 
 
 def _earlier_collection(task: Task, out: Path, seed_base: int) -> tuple[list[Demo], int]:
@@ -124,9 +132,15 @@ def _earlier_collection(task: Task, out: Path, seed_base: int) -> tuple[list[Dem
     return demos, int(attrs["attempts"])
 
 
-def collect_task(task: Task, episodes: int, out: Path, *, seed_base: int = DEMO_SEED_BASE,
-                 protocol: Protocol | None = None,
-                 on_attempt: Callable[[int, int], None] | None = None) -> TaskCollection:
+def collect_task(
+    task: Task,
+    episodes: int,
+    out: Path,
+    *,
+    seed_base: int = DEMO_SEED_BASE,
+    protocol: Protocol | None = None,
+    on_attempt: Callable[[int, int], None] | None = None,
+) -> TaskCollection:
     """Collect ``episodes`` successful expert demos of ``task`` into ``out/<task_id>.hdf5``.
 
     ``on_attempt(kept, attempts)`` is called after every attempt (progress),

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.suite import Task
+from memobench.core.suite import Task
 
 ENV_NAME = "MEMOBench-LIBERO"
 
@@ -51,8 +51,14 @@ class Demo:
 def checkpoint_annotation(task: Task, key_frames: list[int | None]) -> list[dict[str, Any]]:
     """The memory annotation of one demo: the task's checkpoints with their key frames."""
     return [
-        {"index": i, "id": cp.id, "op": cp.op.value, "optional": cp.optional, "key_frame": frame,
-         "text": {"coarse": cp.text.coarse, "intermediate": cp.text.intermediate, "fine": cp.text.fine}}
+        {
+            "index": i,
+            "id": cp.id,
+            "op": cp.op.value,
+            "optional": cp.optional,
+            "key_frame": frame,
+            "text": {"coarse": cp.text.coarse, "intermediate": cp.text.intermediate, "fine": cp.text.fine},
+        }
         for i, (cp, frame) in enumerate(zip(task.spec.checkpoints, key_frames, strict=True))
     ]
 
@@ -60,12 +66,25 @@ def checkpoint_annotation(task: Task, key_frames: list[int | None]) -> list[dict
 def file_attrs(task: Task, seed_base: int, attempts: int, demos: list[Demo]) -> dict[str, Any]:
     import memobench
 
-    env_args = {"env_name": ENV_NAME, "type": "libero", "env_kwargs": {
-        "controller": "OSC_POSE", "control_freq": 20, "camera_names": ["agentview", "robot0_eye_in_hand"]}}
+    env_args = {
+        "env_name": ENV_NAME,
+        "type": "libero",
+        "env_kwargs": {
+            "controller": "OSC_POSE",
+            "control_freq": 20,
+            "camera_names": ["agentview", "robot0_eye_in_hand"],
+        },
+    }
     return {
-        "task_id": task.id, "family": task.spec.family.value, "instruction": task.spec.instruction,
-        "env_args": json.dumps(env_args), "total": sum(d.length for d in demos), "seed_base": seed_base,
-        "attempts": attempts, "successes": len(demos), "spec_hash": task.spec_hash,
+        "task_id": task.id,
+        "family": task.spec.family.value,
+        "instruction": task.spec.instruction,
+        "env_args": json.dumps(env_args),
+        "total": sum(d.length for d in demos),
+        "seed_base": seed_base,
+        "attempts": attempts,
+        "successes": len(demos),
+        "spec_hash": task.spec_hash,
         "memobench_version": getattr(memobench, "__version__", "unknown"),
     }
 
@@ -91,8 +110,12 @@ def write_task_file(path: Path, attrs: dict[str, Any], demos: list[Demo]) -> Non
             group.attrs["num_samples"] = demo.length
             for key, array in demo.arrays.items():
                 images = array.dtype == np.uint8 and array.ndim == 4
-                group.create_dataset(key, data=array, compression="gzip" if images else None,
-                                     chunks=(1, *array.shape[1:]) if images and len(array) else None)
+                group.create_dataset(
+                    key,
+                    data=array,
+                    compression="gzip" if images else None,
+                    chunks=(1, *array.shape[1:]) if images and len(array) else None,
+                )
     os.replace(partial, path)
 
 

@@ -71,33 +71,49 @@ def _frame_columns(demo: Demo, episode: int, start: int, task_index: int) -> dic
 
 def _stats(values: np.ndarray) -> dict[str, list]:
     values = values.reshape(len(values), -1).astype(np.float64)
-    return {"min": values.min(0).tolist(), "max": values.max(0).tolist(), "mean": values.mean(0).tolist(),
-            "std": values.std(0).tolist(), "count": [len(values)]}
+    return {
+        "min": values.min(0).tolist(),
+        "max": values.max(0).tolist(),
+        "mean": values.mean(0).tolist(),
+        "std": values.std(0).tolist(),
+        "count": [len(values)],
+    }
 
 
 def _image_stats(frames: np.ndarray) -> dict[str, list]:
     # LeRobot keeps image stats per channel, in [0, 1], shaped (3, 1, 1)
     per_channel = frames.reshape(-1, 3).astype(np.float64) / 255.0
+
     def shaped(v):
         return [[[float(x)]] for x in v]
-    return {"min": shaped(per_channel.min(0)), "max": shaped(per_channel.max(0)),
-            "mean": shaped(per_channel.mean(0)), "std": shaped(per_channel.std(0)), "count": [len(frames)]}
+
+    return {
+        "min": shaped(per_channel.min(0)),
+        "max": shaped(per_channel.max(0)),
+        "mean": shaped(per_channel.mean(0)),
+        "std": shaped(per_channel.std(0)),
+        "count": [len(frames)],
+    }
 
 
 def _write_video(path: Path, frames: list[np.ndarray]) -> None:
     import imageio.v2 as imageio
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with imageio.get_writer(path, fps=FPS, codec="libx264", pixelformat="yuv420p", macro_block_size=1,
-                            ffmpeg_log_level="error") as writer:
+    with imageio.get_writer(
+        path, fps=FPS, codec="libx264", pixelformat="yuv420p", macro_block_size=1, ffmpeg_log_level="error"
+    ) as writer:
         for frame in frames:
             writer.append_data(frame)
 
 
 def _features(state_dim: int, image_size: int | None, cameras: list[str]) -> dict[str, Any]:
     features: dict[str, Any] = {
-        "observation.state": {"dtype": "float32", "shape": [state_dim],
-                              "names": ["x", "y", "z", "ax", "ay", "az", "gripper_left", "gripper_right"]},
+        "observation.state": {
+            "dtype": "float32",
+            "shape": [state_dim],
+            "names": ["x", "y", "z", "ax", "ay", "az", "gripper_left", "gripper_right"],
+        },
         "action": {"dtype": "float32", "shape": [7], "names": ["dx", "dy", "dz", "drx", "dry", "drz", "gripper"]},
         "timestamp": {"dtype": "float32", "shape": [1], "names": None},
         "frame_index": {"dtype": "int64", "shape": [1], "names": None},
@@ -110,10 +126,20 @@ def _features(state_dim: int, image_size: int | None, cameras: list[str]) -> dic
     }
     for camera in cameras if image_size else []:
         features[VIDEO_KEYS[camera]] = {
-            "dtype": "video", "shape": [image_size, image_size, 3], "names": ["height", "width", "channels"],
-            "info": {"video.height": image_size, "video.width": image_size, "video.codec": "h264",
-                     "video.pix_fmt": "yuv420p", "video.is_depth_map": False, "video.fps": FPS,
-                     "video.channels": 3, "has_audio": False}}
+            "dtype": "video",
+            "shape": [image_size, image_size, 3],
+            "names": ["height", "width", "channels"],
+            "info": {
+                "video.height": image_size,
+                "video.width": image_size,
+                "video.codec": "h264",
+                "video.pix_fmt": "yuv420p",
+                "video.is_depth_map": False,
+                "video.fps": FPS,
+                "video.channels": 3,
+                "has_audio": False,
+            },
+        }
     return features
 
 
@@ -123,10 +149,17 @@ def _tasks_table(tasks: dict[str, int]):
     import pyarrow as pa
 
     table = pa.table({"task_index": pa.array(list(tasks.values()), pa.int64()), "task": pa.array(list(tasks))})
-    columns = [{"name": name, "field_name": name, "pandas_type": kind, "numpy_type": numpy, "metadata": None}
-               for name, kind, numpy in (("task_index", "int64", "int64"), ("task", "unicode", "object"))]
-    pandas_meta = {"index_columns": ["task"], "column_indexes": [], "columns": columns,
-                   "creator": {"library": "memobench"}, "pandas_version": "2.2.0"}
+    columns = [
+        {"name": name, "field_name": name, "pandas_type": kind, "numpy_type": numpy, "metadata": None}
+        for name, kind, numpy in (("task_index", "int64", "int64"), ("task", "unicode", "object"))
+    ]
+    pandas_meta = {
+        "index_columns": ["task"],
+        "column_indexes": [],
+        "columns": columns,
+        "creator": {"library": "memobench"},
+        "pandas_version": "2.2.0",
+    }
     return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode()})
 
 
@@ -158,11 +191,17 @@ def export_lerobot(source: Path, out: Path) -> dict[str, Any]:
             for key, value in columns.items():
                 frame_columns.setdefault(key, []).extend(list(value))
             row: dict[str, Any] = {
-                "episode_index": episode, "tasks": [attrs["instruction"]], "length": demo.length,
-                "dataset_from_index": index, "dataset_to_index": index + demo.length,
-                "data/chunk_index": CHUNK_INDEX, "data/file_index": FILE_INDEX,
-                "meta/episodes/chunk_index": CHUNK_INDEX, "meta/episodes/file_index": FILE_INDEX,
-                "memobench/task_id": attrs["task_id"], "memobench/seed": int(demo.attrs["seed"]),
+                "episode_index": episode,
+                "tasks": [attrs["instruction"]],
+                "length": demo.length,
+                "dataset_from_index": index,
+                "dataset_to_index": index + demo.length,
+                "data/chunk_index": CHUNK_INDEX,
+                "data/file_index": FILE_INDEX,
+                "meta/episodes/chunk_index": CHUNK_INDEX,
+                "meta/episodes/file_index": FILE_INDEX,
+                "memobench/task_id": attrs["task_id"],
+                "memobench/seed": int(demo.attrs["seed"]),
                 "memobench/checkpoints": json.dumps(demo.attrs["checkpoints"]),
             }
             for camera in cameras:
@@ -170,9 +209,14 @@ def export_lerobot(source: Path, out: Path) -> dict[str, Any]:
                 start = sum(len(f) for f in videos[camera]) / FPS
                 frames = demo.arrays[f"obs/{IMAGE_KEYS[camera]}"]
                 videos[camera].append(frames)
-                row.update({f"videos/{key}/chunk_index": CHUNK_INDEX, f"videos/{key}/file_index": FILE_INDEX,
-                            f"videos/{key}/from_timestamp": start,
-                            f"videos/{key}/to_timestamp": start + len(frames) / FPS})
+                row.update(
+                    {
+                        f"videos/{key}/chunk_index": CHUNK_INDEX,
+                        f"videos/{key}/file_index": FILE_INDEX,
+                        f"videos/{key}/from_timestamp": start,
+                        f"videos/{key}/to_timestamp": start + len(frames) / FPS,
+                    }
+                )
             episode_rows.append(row)
             index += demo.length
 
@@ -184,8 +228,9 @@ def export_lerobot(source: Path, out: Path) -> dict[str, Any]:
     table = {}
     for key, values in frame_columns.items():
         if key in ("observation.state", "action"):
-            table[key] = pa.array([np.asarray(v, dtype=np.float32) for v in values],
-                                  type=pa.list_(pa.float32(), len(values[0])))
+            table[key] = pa.array(
+                [np.asarray(v, dtype=np.float32) for v in values], type=pa.list_(pa.float32(), len(values[0]))
+            )
         else:
             table[key] = pa.array(values)
     pq.write_table(pa.table(table), at(DATA_PATH))
@@ -194,17 +239,34 @@ def export_lerobot(source: Path, out: Path) -> dict[str, Any]:
     for camera, chunks in videos.items():
         _write_video(at(VIDEO_PATH, video_key=VIDEO_KEYS[camera]), [f for chunk in chunks for f in chunk])
 
-    stats = {key: _stats(np.asarray(frame_columns[key], dtype=np.float64))
-             for key in ("observation.state", "action", "timestamp", "frame_index", "episode_index", "index",
-                         "task_index", "memory.checkpoint_index")}
+    stats = {
+        key: _stats(np.asarray(frame_columns[key], dtype=np.float64))
+        for key in (
+            "observation.state",
+            "action",
+            "timestamp",
+            "frame_index",
+            "episode_index",
+            "index",
+            "task_index",
+            "memory.checkpoint_index",
+        )
+    }
     for camera, chunks in videos.items():
         stats[VIDEO_KEYS[camera]] = _image_stats(np.concatenate(chunks))
     (out / "meta" / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
     info = {
-        "codebase_version": CODEBASE_VERSION, "robot_type": "panda", "total_episodes": len(episode_rows),
-        "total_frames": index, "total_tasks": len(tasks), "chunks_size": 1000,
-        "data_files_size_in_mb": 100, "video_files_size_in_mb": 500, "fps": FPS,
-        "splits": {"train": f"0:{len(episode_rows)}"}, "data_path": DATA_PATH,
+        "codebase_version": CODEBASE_VERSION,
+        "robot_type": "panda",
+        "total_episodes": len(episode_rows),
+        "total_frames": index,
+        "total_tasks": len(tasks),
+        "chunks_size": 1000,
+        "data_files_size_in_mb": 100,
+        "video_files_size_in_mb": 500,
+        "fps": FPS,
+        "splits": {"train": f"0:{len(episode_rows)}"},
+        "data_path": DATA_PATH,
         "video_path": VIDEO_PATH if cameras else None,
         "features": _features(first_demo.arrays["robot_states"].shape[1], image_size, cameras),
     }

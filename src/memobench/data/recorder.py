@@ -55,6 +55,5 @@ class DemoRecorder:
         }
         width = out["states"].shape[1]
         out["cue/states"] = np.stack(self.cue.physics) if self.cue.physics else np.zeros((0, width))
-        out["cue/robot_states"] = (np.stack(self.cue.states) if self.cue.states
-                                   else np.zeros((0, 8), dtype=np.float32))
+        out["cue/robot_states"] = np.stack(self.cue.states) if self.cue.states else np.zeros((0, 8), dtype=np.float32)
         return out

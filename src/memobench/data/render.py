@@ -2,7 +2,8 @@
 
 Collection stores the MuJoCo state before every action (and at every cue
 frame); rendering puts each stored state back into a rendering env built from
-the demo's own BDDL and reset to its layout, and draws it. The frames are the
+the suite's BDDL of the demo's task and variant (a file whose stored BDDL differs
+is refused: :mod:`memobench.data.demo_bddl`) and reset to its layout, and draws it. The frames are the
 ones a camera would have shown live (tests/data check them bit for bit):
 :meth:`SimEnv.render` always draws poses computed from the current state.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.data.demo_bddl import DemoFileError, suite_scenes
 from memobench.data.demo_file import read_task_file
 
 IMAGE_KEYS = {"agentview": "agentview_rgb", "wrist": "eye_in_hand_rgb"}  # LIBERO's observation names
@@ -32,11 +34,12 @@ def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dic
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
-def render_task_file(path: Path, size: int, cameras: list[str],
-                     after_demo: Callable[[], None] | None = None) -> int:
+def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Callable[[], None] | None = None) -> int:
     """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
 
     Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
+    Raises :class:`~memobench.data.demo_bddl.DemoFileError` (before writing anything) for a
+    file that is not a readable demo file or whose stored BDDL is not the suite's.
     ``after_demo`` is called once each demo is drawn (a worker checks there whether to stop).
     """
     import h5py
@@ -46,15 +49,18 @@ def render_task_file(path: Path, size: int, cameras: list[str],
     unknown = [c for c in cameras if c not in IMAGE_KEYS]
     if unknown:
         raise ValueError(f"unknown camera(s) {', '.join(unknown)}; known: {', '.join(IMAGE_KEYS)}")
-    _, demos = read_task_file(path, images=False)
+    try:
+        attrs, demos = read_task_file(path, images=False)
+    except (OSError, KeyError, ValueError) as e:  # not HDF5, no data group, bad JSON attribute
+        raise DemoFileError(f"{path}: not a readable demo file ({type(e).__name__}: {e})") from None
+    scenes = suite_scenes(path, attrs, demos)
     partial = path.with_suffix(".hdf5.partial")
     shutil.copyfile(path, partial)
     envs: dict[str, SimEnv] = {}
     drawn = 0
     try:
         with h5py.File(partial, "a") as f:
-            for i, demo in enumerate(demos):
-                bddl = demo.attrs["bddl"]
+            for i, (demo, bddl) in enumerate(zip(demos, scenes, strict=True)):
                 if bddl not in envs:
                     for old in envs.values():
                         old.close()
@@ -67,8 +73,9 @@ def render_task_file(path: Path, size: int, cameras: list[str],
                         name = f"{prefix}/{IMAGE_KEYS[camera]}"
                         if name in group:
                             del group[name]
-                        group.create_dataset(name, data=frames, compression="gzip",
-                                             chunks=(1, size, size, 3) if len(frames) else None)
+                        group.create_dataset(
+                            name, data=frames, compression="gzip", chunks=(1, size, size, 3) if len(frames) else None
+                        )
                         drawn += len(frames)
                 if after_demo:
                     after_demo()

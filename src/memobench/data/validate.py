@@ -17,11 +17,11 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.core.suite import Suite, Task, UnknownTaskError
 from memobench.data.demo_file import Demo, read_task_file
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.suite import Suite, Task, UnknownTaskError
 
 KEY_FRAME_TOLERANCE = 2  # steps; another machine's BLAS may round the last bits differently
 STATE_TOLERANCE = 1e-6  # largest |replayed - stored| state entry still called identical
@@ -58,7 +58,7 @@ class ReplayPolicy:
 
     def infer_actions(self, obs, prompt, resize_size):
         step = obs["step"]
-        chunk = self.actions[step: step + 50]
+        chunk = self.actions[step : step + 50]
         return chunk if len(chunk) else np.zeros((1, 7))
 
 
@@ -94,8 +94,7 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
         return ["the demo's seed gives another binding or layout today (task or seeding changed)"], None
     recorder = DemoRecorder()
     guard = AdapterGuard(ReplayPolicy(demo.arrays["actions"]), timeout=None)
-    record = run_episode(task, plan, env, guard, Protocol(seed=seed_base, adapter_timeout=0),
-                         recorder=recorder).record
+    record = run_episode(task, plan, env, guard, Protocol(seed=seed_base, adapter_timeout=0), recorder=recorder).record
     problems = []
     stored = demo.arrays["states"]
     replayed = np.stack(recorder.states) if recorder.states else np.zeros((0, stored.shape[1]))
@@ -113,8 +112,9 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
     return problems, drift
 
 
-def validate_file(path: Path, *, episodes: int | None = None, replay: bool = True,
-                  on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
+def validate_file(
+    path: Path, *, episodes: int | None = None, replay: bool = True, on_demo: Callable[[DemoCheck], None] | None = None
+) -> list[DemoCheck]:
     """Check one ``<task_id>.hdf5``: file-level problems (demo index -1), then one check per demo."""
     from memobench.evaluation.envs import EnvCache
 
@@ -150,8 +150,14 @@ def missing_tasks(folder: Path, tasks: list[str]) -> list[DemoCheck]:
     return [DemoCheck(t, -1, [f"no file {t}.hdf5"]) for t in tasks if not (folder / f"{t}.hdf5").exists()]
 
 
-def validate_dir(folder: Path, *, tasks: list[str] | None = None, episodes: int | None = None,
-                 replay: bool = True, on_demo: Callable[[DemoCheck], None] | None = None) -> list[DemoCheck]:
+def validate_dir(
+    folder: Path,
+    *,
+    tasks: list[str] | None = None,
+    episodes: int | None = None,
+    replay: bool = True,
+    on_demo: Callable[[DemoCheck], None] | None = None,
+) -> list[DemoCheck]:
     """Check every ``<task_id>.hdf5`` in ``folder`` in this process; ``tasks``/``episodes`` add coverage checks."""
     checks = missing_tasks(folder, tasks or [])
     for path in sorted(folder.glob("*.hdf5")):

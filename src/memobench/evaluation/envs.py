@@ -6,7 +6,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from memobench.suite import Task
+from memobench.core.suite import Task
 
 
 class EnvCache:

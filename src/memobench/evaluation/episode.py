@@ -13,36 +13,46 @@ from __future__ import annotations
 
 import time
 import traceback
+import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from memobench import expr
-from memobench.bindings import binding_label, resolve_reference
-from memobench.evaluation.protocol import EpisodePlan, Protocol
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus, Violation
-from memobench.experts.expert import Expert
-from memobench.experts.plans import plan_for
-from memobench.experts.scene import Scene
-from memobench.metrics.taxonomy import classify_failure
-from memobench.policies.adapter import AdapterError, AdapterGuard
-from memobench.seeding import episode_rng
-from memobench.sim.cue import CueRecording, run_cue
-from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.sim.render import resize_with_pad
-from memobench.sim.tracker import (
+from memobench.core import expr
+from memobench.core.bindings import binding_label, resolve_reference
+from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
+from memobench.core.seeding import episode_rng
+from memobench.core.suite import Task
+from memobench.core.taxonomy import classify_failure
+from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
     CountingMonitor,
     TrackedCheckpoint,
     TrackedViolation,
 )
+from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.experts.expert import Expert
+from memobench.experts.plans import plan_for
+from memobench.experts.scene import Scene
+from memobench.policies.adapter import AdapterError, AdapterGuard
+from memobench.sim.cue import CueRecording, run_cue
+from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.render import resize_with_pad
 from memobench.sim.world import WorldView
-from memobench.suite import Task
 
-if TYPE_CHECKING:
-    from memobench.data.recorder import DemoRecorder
+
+class StepRecorder(typing.Protocol):
+    """What an episode tells a recorder (demonstration collection's
+    ``memobench.data.recorder.DemoRecorder``; data sits above evaluation)."""
+
+    def begin(self, cue: CueRecording) -> None:
+        """Called once with the episode's cue (empty for a task without one), after the cue and
+        the stabilisation steps, before the first executed action."""
+
+    def add(self, env: SimEnv, action: np.ndarray) -> None:
+        """``action`` is about to be executed from the state ``env`` holds."""
 
 
 POLICY_FINISHED = "policy_finished"  # end_reason: a finished policy in a still scene (Stillness)
@@ -85,6 +95,7 @@ class EpisodeOutcome:
 
 def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
     """The checkpoint tracker of one episode, predicates bound to ``binding``."""
+
     def bound(predicate: str) -> expr.Expr:
         return expr.substitute(expr.parse(predicate), binding)
 
@@ -92,8 +103,7 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
     checkpoints = [TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional) for cp in spec.checkpoints]
     index = {cp.id: i for i, cp in enumerate(spec.checkpoints)}
     violations = [
-        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until))
-        for v in spec.violations
+        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
     ]
     counting, pour_params = None, None
     if task.spec.counting is not None:
@@ -102,8 +112,13 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
             c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
         )
         pour_params = {"near_radius": c.near_radius}
-    return CheckpointTracker(checkpoints, counting=counting, pour_params=pour_params,
-                             violations=violations, post_goal_steps=protocol.monitor_steps_for(task))
+    return CheckpointTracker(
+        checkpoints,
+        counting=counting,
+        pour_params=pour_params,
+        violations=violations,
+        post_goal_steps=protocol.monitor_steps_for(task),
+    )
 
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
@@ -124,8 +139,7 @@ class DemoPerformer:
     Raises ``NoPlanError`` when the task has no expert plan.
     """
 
-    def __init__(self, task: Task, binding: dict[str, Any], env: SimEnv, rng: np.random.Generator,
-                 settle: int):
+    def __init__(self, task: Task, binding: dict[str, Any], env: SimEnv, rng: np.random.Generator, settle: int):
         self.scene = Scene(env)
         self.expert = Expert(plan_for(task.id), rng)
         self.expert.plan.demonstrate_memory(binding, self.scene, self.expert.memory)
@@ -154,16 +168,25 @@ def play_cue(task: Task, plan: EpisodePlan, env: SimEnv, world: WorldView, proto
     if cue.kind == "demo":
         rng = episode_rng(plan.seed, task.id, "cue")
         performer = DemoPerformer(task, plan.binding, env, rng, settle=protocol.stabilization_steps)
-    return run_cue(env, world, cue.kind, cue_targets(task, plan.binding), performer=performer,
-                   size=protocol.camera_size)
+    return run_cue(
+        env, world, cue.kind, cue_targets(task, plan.binding), performer=performer, size=protocol.camera_size
+    )
 
 
 class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
-    def __init__(self, task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                 protocol: Protocol, capture_video: bool, recorder: DemoRecorder | None = None,
-                 video_every: int = 0):
+    def __init__(
+        self,
+        task: Task,
+        plan: EpisodePlan,
+        env: SimEnv,
+        guard: AdapterGuard,
+        protocol: Protocol,
+        capture_video: bool,
+        recorder: StepRecorder | None = None,
+        video_every: int = 0,
+    ):
         self.task, self.plan, self.env, self.guard, self.protocol = task, plan, env, guard, protocol
         self.video_every = video_every
         self.recorder = recorder
@@ -216,9 +239,11 @@ class _Episode:
         instruction = self.task.spec.instruction
         if level is None:
             return instruction
-        done = [cp.text.at(level) for cp, step in zip(self.task.spec.checkpoints,
-                                                       self.tracker.completed_steps, strict=True)
-                if step is not None]
+        done = [
+            cp.text.at(level)
+            for cp, step in zip(self.task.spec.checkpoints, self.tracker.completed_steps, strict=True)
+            if step is not None
+        ]
         return f"{instruction}\nMemory: {'; '.join(done) if done else 'nothing done yet'}."
 
     def observation(self, step: int, images: bool) -> dict[str, Any]:
@@ -261,7 +286,7 @@ class _Episode:
             obs["privileged/task"] = self.task
             obs["privileged/snapshot"] = self.env.snapshot()
         start = time.perf_counter()
-        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size)
+        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
         self.timings["policy"] += time.perf_counter() - start
         self.queries += 1
         rows = len(chunk)
@@ -301,15 +326,35 @@ class _Episode:
     # -- the record -------------------------------------------------------------------
     def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
         timings = {k: round(v, 4) for k, v in {**self.timings, "total": total}.items()}
-        return make_record(self.task, self.plan, self.tracker, status, end_reason, error,
-                           steps=self.steps, queries=self.queries, timings=timings,
-                           short_chunk_queries=self.short_chunk_queries, min_chunk_rows=self.min_chunk_rows)
+        return make_record(
+            self.task,
+            self.plan,
+            self.tracker,
+            status,
+            end_reason,
+            error,
+            steps=self.steps,
+            queries=self.queries,
+            timings=timings,
+            short_chunk_queries=self.short_chunk_queries,
+            min_chunk_rows=self.min_chunk_rows,
+        )
 
 
-def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, status: EpisodeStatus,
-                end_reason: str, error: str | None, *, steps: int = 0, queries: int = 0,
-                timings: dict[str, float] | None = None, short_chunk_queries: int = 0,
-                min_chunk_rows: int | None = None) -> EpisodeRecord:
+def make_record(
+    task: Task,
+    plan: EpisodePlan,
+    tracker: CheckpointTracker,
+    status: EpisodeStatus,
+    end_reason: str,
+    error: str | None,
+    *,
+    steps: int = 0,
+    queries: int = 0,
+    timings: dict[str, float] | None = None,
+    short_chunk_queries: int = 0,
+    min_chunk_rows: int | None = None,
+) -> EpisodeRecord:
     """The ledger record of an episode from its plan, its tracker and how it ended."""
     success = status == EpisodeStatus.OK and end_reason == "success"
     checkpoints = tracker.results()
@@ -317,20 +362,41 @@ def make_record(task: Task, plan: EpisodePlan, tracker: CheckpointTracker, statu
     if tracker.violation is not None:
         violation = Violation(name=tracker.violation, step=tracker.violation_step)
     return EpisodeRecord(
-        task_id=task.id, memory_type=task.spec.family, episode=plan.episode, seed=plan.seed,
-        binding=binding_label(plan.binding), status=status, success=success,
+        task_id=task.id,
+        memory_type=task.spec.family,
+        episode=plan.episode,
+        seed=plan.seed,
+        binding=binding_label(plan.binding),
+        status=status,
+        success=success,
         failure_class=classify_failure(success, status, end_reason, checkpoints),
-        end_reason=end_reason, checkpoints=checkpoints, violation=violation, stage_score=tracker.stage_score,
-        stages_complete=tracker.stages_complete, average_score=tracker.average_score,
-        pour_counts=tracker.pour_counts(), steps=steps, policy_queries=queries,
-        short_chunk_queries=short_chunk_queries, min_chunk_rows=min_chunk_rows,
-        error=error, timings=timings or {},
+        end_reason=end_reason,
+        checkpoints=checkpoints,
+        violation=violation,
+        stage_score=tracker.stage_score,
+        stages_complete=tracker.stages_complete,
+        average_score=tracker.average_score,
+        pour_counts=tracker.pour_counts(),
+        steps=steps,
+        policy_queries=queries,
+        short_chunk_queries=short_chunk_queries,
+        min_chunk_rows=min_chunk_rows,
+        error=error,
+        timings=timings or {},
     )
 
 
-def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
-                protocol: Protocol, *, capture_video: bool = False,
-                recorder: DemoRecorder | None = None, video_every: int = 0) -> EpisodeOutcome:
+def run_episode(
+    task: Task,
+    plan: EpisodePlan,
+    env: SimEnv,
+    guard: AdapterGuard,
+    protocol: Protocol,
+    *,
+    capture_video: bool = False,
+    recorder: StepRecorder | None = None,
+    video_every: int = 0,
+) -> EpisodeOutcome:
     """Run one episode to its end and describe it; never raises for policy or simulator failures.
 
     Videos (``capture_video``) hold the frames the policy was shown at its
@@ -358,6 +424,17 @@ def run_episode(task: Task, plan: EpisodePlan, env: SimEnv, guard: AdapterGuard,
 
 
 def env_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
-    """The record of an episode that could not start because its env could not be built."""
+    """The record of an episode that could not start because its env could not be built
+    (or whose worker kept dying in the simulator)."""
     tracker = build_tracker(task, plan.binding, Protocol())
     return make_record(task, plan, tracker, EpisodeStatus.ENV_ERROR, "env_error", error)
+
+
+def adapter_error_record(task: Task, plan: EpisodePlan, error: str) -> EpisodeRecord:
+    """The record of an episode whose worker process the policy ended (it died inside an adapter call).
+
+    The episode's progress died with the worker, so the record has no checkpoint
+    completed and no steps: the policy failed it, as if it had raised at once.
+    """
+    tracker = build_tracker(task, plan.binding, Protocol())
+    return make_record(task, plan, tracker, EpisodeStatus.ADAPTER_ERROR, "adapter_error", error)

@@ -1,4 +1,13 @@
-"""Where episodes run: a pool of worker processes, local or on Ray, that survives faults.
+"""Where episodes (and any other long job) run: a pool of worker processes, local or on Ray, that survives faults.
+
+The pool runs *jobs*: picklable values with a ``key`` (unique in a batch) and an
+``affinity`` (jobs of equal, non-None affinity prefer the worker that ran one
+last). A worker holds a *runner*, built once in the worker by a picklable
+factory (``factory(phase)``), whose ``run(job)`` gives the job's result; an
+episode is the job of :class:`~memobench.evaluation.protocol.EpisodePlan`, run by
+:class:`EpisodeRunner`; the data commands' jobs (collect, render, validate a
+task file) are in :mod:`memobench.data.jobs`. :func:`run_jobs` is the one entry
+point for a batch of jobs (in this process, local processes or Ray).
 
 Both backends hand whole episodes to long-lived workers. A worker builds its
 adapter once and keeps an env cache, so an env is built once per (task,
@@ -11,7 +20,14 @@ run again, same seed, up to ``max_attempts`` executions in all. The record
 says so (``attempts``, ``retry_reasons``); an episode that exhausts its
 attempts is recorded as an ``env_error``. Policy failures are not faults: the
 adapter guard inside the worker turns them into ``adapter_error`` records,
-which are never retried.
+which are never retried. That includes a local worker lost *inside* an adapter
+call (the policy ended its process, or was still running at the episode
+timeout): the worker marks every adapter call in memory its parent reads
+(:mod:`memobench.evaluation.policy_phase`), so the episode is recorded once as
+an ``adapter_error`` naming the call and the exit status. Ray actors carry no
+such mark (their memory is on another node); a lost actor is always retried.
+
+Local workers die with the parent process (:mod:`memobench.evaluation.worker_guard`).
 
 An episode's record depends only on its plan, so the records are the same
 whatever the backend and worker count (apart from timings and retries).
@@ -21,15 +37,19 @@ from __future__ import annotations
 
 import collections
 import multiprocessing
+import os
 import signal
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_connections
 from typing import Any, Protocol
 
+from memobench.evaluation.episode_job import run_one
+from memobench.evaluation.policy_phase import PolicyPhase
 from memobench.evaluation.protocol import EpisodePlan
+from memobench.evaluation.worker_guard import die_with_parent
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -38,14 +58,26 @@ class WorkerLost(Exception):
     """The worker died, or was killed, before it returned its episode's record."""
 
 
+class Job(Protocol):
+    """A unit of work for the pool (an :class:`EpisodePlan`, a data job)."""
+
+    @property
+    def key(self) -> Hashable: ...  # unique in its batch: retries are counted per key
+
+    @property
+    def affinity(self) -> Hashable | None: ...  # equal affinities prefer one worker (its env is built)
+
+
 class Worker(Protocol):
-    """One long-lived episode runner."""
+    """One long-lived job runner."""
 
-    last_variant: tuple[str, int] | None
+    last_affinity: Hashable | None
 
-    def submit(self, plan: EpisodePlan) -> None: ...
+    def submit(self, job: Job) -> None: ...
 
     def collect(self) -> Any: ...  # the record; raises WorkerLost
+
+    def policy_call(self) -> str | None: ...  # the adapter call it is in (None: none, or unknown)
 
     def kill(self) -> None: ...
 
@@ -62,19 +94,31 @@ class Backend(Protocol):
 
 @dataclass
 class _Busy:
-    plan: EpisodePlan
+    plan: Job
     started: float
 
 
-def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
-             failed_record, episode_timeout: float | None = None,
-             max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Iterator[Any]:
-    """Run ``plans`` on ``workers`` workers of ``backend``; yield records as they finish.
+def dispatch(
+    plans: list[Job],
+    backend: Backend,
+    workers: int,
+    *,
+    failed_record,
+    policy_failed_record,
+    episode_timeout: float | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    mark_retries=None,
+) -> Iterator[Any]:
+    """Run the jobs ``plans`` on ``workers`` workers of ``backend``; yield results as they finish.
 
-    ``failed_record(plan, reason)`` makes the record of an episode whose
-    attempts are exhausted. Workers are shut down when the generator ends or
-    is closed.
+    ``failed_record(job, reason)`` makes the result of a job whose
+    attempts are exhausted; ``policy_failed_record(job, reason)`` that of a
+    job whose worker was lost inside an adapter call (recorded at once,
+    never retried). ``mark_retries(result, reasons, attempts)`` marks a result that took
+    more than one execution (default: an episode record's ``attempts`` and
+    ``retry_reasons``). Workers are shut down when the generator ends or is closed.
     """
+    mark = mark_retries or _with_retries
     pending = collections.deque(plans)
     reasons: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
     idle: list[Worker] = []
@@ -86,7 +130,7 @@ def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
                 worker = idle.pop()
                 plan = _next_for(worker, pending)
                 worker.submit(plan)
-                worker.last_variant = (plan.task_id, plan.variant)
+                worker.last_affinity = plan.affinity
                 busy[worker] = _Busy(plan, time.monotonic())
             ready = backend.wait(list(busy), _time_left(busy, episode_timeout))
             lost: list[tuple[Worker, str]] = []
@@ -99,23 +143,31 @@ def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
                     busy[worker] = job  # handled with the hung ones below
                     continue
                 idle.append(worker)
-                tried = reasons.get(_key(job.plan), [])
-                yield _with_retries(record, tried, len(tried) + 1)
+                tried = reasons.get(job.plan.key, [])
+                yield mark(record, tried, len(tried) + 1)
             if episode_timeout:
                 now = time.monotonic()
                 gone = {w for w, _ in lost}
-                lost += [(w, f"episode ran past --episode-timeout {episode_timeout:g} s")
-                         for w, job in busy.items() if w not in gone and now - job.started > episode_timeout]
+                lost += [
+                    (w, f"episode ran past --episode-timeout {episode_timeout:g} s")
+                    for w, job in busy.items()
+                    if w not in gone and now - job.started > episode_timeout
+                ]
             for worker, reason in lost:
                 job = busy.pop(worker)
+                in_policy = worker.policy_call()  # read before the kill: a hung worker is still in it
                 worker.kill()
-                tried = reasons[_key(job.plan)]
-                tried.append(reason)
-                if len(tried) < max_attempts:
-                    pending.appendleft(job.plan)  # same seed, on the next free worker
+                tried = reasons[job.plan.key]
+                if in_policy is not None:  # the policy's failure, not a fault: recorded once
+                    message = f"the policy was running {in_policy} when its worker was lost: {reason}"
+                    yield mark(policy_failed_record(job.plan, message), tried, len(tried) + 1)
                 else:
-                    message = f"gave up after {len(tried)} attempts; last: {reason}"
-                    yield _with_retries(failed_record(job.plan, message), tried, len(tried))
+                    tried.append(reason)
+                    if len(tried) < max_attempts:
+                        pending.appendleft(job.plan)  # same seed, on the next free worker
+                    else:
+                        message = f"gave up after {len(tried)} attempts; last: {reason}"
+                        yield mark(failed_record(job.plan, message), tried, len(tried))
                 if pending:
                     idle.append(backend.spawn())
     finally:
@@ -124,15 +176,11 @@ def dispatch(plans: list[EpisodePlan], backend: Backend, workers: int, *,
         backend.shutdown()
 
 
-def _key(plan: EpisodePlan) -> tuple[str, int]:
-    return (plan.task_id, plan.episode)
-
-
-def _next_for(worker: Worker, pending: collections.deque) -> EpisodePlan:
-    """The next plan of the variant the worker ran last (its env is built), else the next plan."""
-    if worker.last_variant is not None:
+def _next_for(worker: Worker, pending: collections.deque) -> Job:
+    """The next job of the affinity the worker ran last (e.g. its env is built), else the next job."""
+    if worker.last_affinity is not None:
         for i, plan in enumerate(pending):
-            if (plan.task_id, plan.variant) == worker.last_variant:
+            if plan.affinity == worker.last_affinity:
                 del pending[i]
                 return plan
     return pending.popleft()
@@ -156,20 +204,24 @@ def _with_retries(record, reasons: list[str], attempts: int):
 class EpisodeRunner:
     """What a worker holds: its adapter (behind a guard), env cache and the run request."""
 
-    def __init__(self, request, render: bool):
+    def __init__(self, request, render: bool, phase=None):
+        import contextlib
+
         from memobench.evaluation.envs import EnvCache
         from memobench.policies.adapter import AdapterGuard
         from memobench.policies.loader import policy_factory
 
+        mark = phase.call if phase is not None else None
         build = policy_factory(request.policy)
         self.tasks = {t.id: t for t in request.tasks}
         self.envs = EnvCache()
-        self.guard = AdapterGuard(build(), timeout=request.protocol.adapter_timeout, rebuild=build)
+        with mark("building the adapter") if mark else contextlib.nullcontext():
+            adapter = build()
+        self.guard = AdapterGuard(adapter, timeout=request.protocol.adapter_timeout, rebuild=build, mark=mark)
         self.request, self.render = request, render
 
     def run(self, plan: EpisodePlan):
         from memobench.evaluation.episode import env_error_record
-        from memobench.evaluation.runner import run_one
 
         task = self.tasks[plan.task_id]
         try:
@@ -179,9 +231,10 @@ class EpisodeRunner:
 
 
 # -- local processes ----------------------------------------------------------------
-def _local_worker_main(conn, request, render: bool) -> None:
+def _local_worker_main(conn, factory, phase: PolicyPhase, parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # first: whatever follows may hang
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    runner = EpisodeRunner(request, render)
+    runner = factory(phase)
     while True:
         plan = conn.recv()
         if plan is None:
@@ -190,14 +243,17 @@ def _local_worker_main(conn, request, render: bool) -> None:
 
 
 class _LocalWorker:
-    def __init__(self, context, request, render: bool):
+    def __init__(self, context, factory):
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_local_worker_main, args=(child, request, render), daemon=True)
+        self.phase = PolicyPhase(context)
+        self.process = context.Process(
+            target=_local_worker_main, daemon=True, args=(child, factory, self.phase, os.getpid())
+        )
         self.process.start()
         child.close()
-        self.last_variant = None
+        self.last_affinity = None
 
-    def submit(self, plan: EpisodePlan) -> None:
+    def submit(self, plan: Job) -> None:
         self.conn.send(plan)
 
     def collect(self):
@@ -206,6 +262,9 @@ class _LocalWorker:
         except (EOFError, OSError):
             self.process.join(timeout=5)
             raise WorkerLost(f"worker process died ({_exit_text(self.process.exitcode)})") from None
+
+    def policy_call(self) -> str | None:
+        return self.phase.policy_call()
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -226,14 +285,17 @@ def _exit_text(code: int | None) -> str:
 
 
 class LocalBackend:
-    """Spawned processes on this machine (never forked: MuJoCo and EGL state must not be)."""
+    """Spawned processes on this machine (never forked: MuJoCo and EGL state must not be).
 
-    def __init__(self, request, render: bool):
+    Each worker runs ``factory(phase)``'s ``run(job)``; ``factory`` must be picklable.
+    """
+
+    def __init__(self, factory: Callable[[Any], Any]):
         self.context = multiprocessing.get_context("spawn")
-        self.request, self.render = request, render
+        self.factory = factory
 
     def spawn(self) -> _LocalWorker:
-        return _LocalWorker(self.context, self.request, self.render)
+        return _LocalWorker(self.context, self.factory)
 
     def wait(self, workers: list[_LocalWorker], timeout: float | None) -> list[_LocalWorker]:
         by_handle = {}
@@ -248,13 +310,23 @@ class LocalBackend:
 
 
 # -- Ray ---------------------------------------------------------------------------
-class _RayWorker:
-    def __init__(self, actor_class, request, render: bool):
-        self.actor = actor_class.remote(request, render)
-        self.ref = None
-        self.last_variant = None
+class _RayHost:
+    """A Ray actor's body: the runner ``factory`` builds (no policy-phase marks on Ray)."""
 
-    def submit(self, plan: EpisodePlan) -> None:
+    def __init__(self, factory):
+        self.runner = factory(None)
+
+    def run(self, job):
+        return self.runner.run(job)
+
+
+class _RayWorker:
+    def __init__(self, actor_class, factory):
+        self.actor = actor_class.remote(factory)
+        self.ref = None
+        self.last_affinity = None
+
+    def submit(self, plan: Job) -> None:
         self.ref = self.actor.run.remote(plan)
 
     def collect(self):
@@ -263,9 +335,12 @@ class _RayWorker:
         try:
             return ray.get(self.ref)
         except ray.exceptions.RayTaskError:
-            raise  # cannot happen (EpisodeRunner.run catches): a harness bug, not a lost worker
+            raise  # cannot happen (runners catch): a harness bug, not a lost worker
         except ray.exceptions.RayError as e:  # actor died, node lost, OOM-killed, ...
             raise WorkerLost(f"Ray worker died ({type(e).__name__})") from None
+
+    def policy_call(self) -> str | None:
+        return None  # unknown: an actor's memory may be on another node (so a lost actor is retried)
 
     def kill(self) -> None:
         import ray
@@ -276,20 +351,25 @@ class _RayWorker:
 class RayBackend:
     """Ray actors (one CPU each), on a local Ray or the cluster at ``address``."""
 
-    def __init__(self, request, render: bool, address: str | None = None, num_cpus: int | None = None):
+    def __init__(self, factory: Callable[[Any], Any], address: str | None = None, num_cpus: int | None = None):
         try:
             import ray
         except ImportError:
             raise RuntimeError("--backend ray needs Ray: pip install 'memobench[ray]'") from None
         self._started_here = not ray.is_initialized()
         if self._started_here:
-            ray.init(address=address, num_cpus=None if address else num_cpus,
-                     include_dashboard=False, log_to_driver=False, configure_logging=False)
-        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(EpisodeRunner)
-        self.request, self.render = request, render
+            ray.init(
+                address=address,
+                num_cpus=None if address else num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
+        self.actor_class = ray.remote(num_cpus=1, max_restarts=0)(_RayHost)
+        self.factory = factory
 
     def spawn(self) -> _RayWorker:
-        return _RayWorker(self.actor_class, self.request, self.render)
+        return _RayWorker(self.actor_class, self.factory)
 
     def wait(self, workers: list[_RayWorker], timeout: float | None) -> list[_RayWorker]:
         import ray
@@ -303,3 +383,43 @@ class RayBackend:
 
         if self._started_here:
             ray.shutdown()
+
+
+# -- one batch of jobs, wherever it runs ------------------------------------------------
+def run_jobs(
+    jobs: Iterable[Job],
+    factory: Callable[[Any], Any],
+    *,
+    workers: int,
+    backend: str = "local",
+    ray_address: str | None = None,
+    job_timeout: float | None = None,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    failed_result: Callable[[Job, str], Any],
+    lost_in_policy: Callable[[Job, str], Any] | None = None,
+    mark_retries=None,
+) -> Iterator[Any]:
+    """Yield the result of every job as it finishes, from ``factory(phase).run(job)``.
+
+    ``workers`` 0 runs the jobs here, in order, on one runner (no isolation, timeout or retry);
+    otherwise on :func:`dispatch` with that many workers of the ``backend`` ("local" or "ray"):
+    a worker that dies or runs a job past ``job_timeout`` seconds is replaced and the job run
+    again, up to ``max_attempts`` executions; then ``failed_result(job, reason)`` is its result.
+    ``lost_in_policy(job, reason)`` (default ``failed_result``): a worker lost inside a policy call.
+    """
+    jobs = list(jobs)
+    if workers == 0:
+        runner = factory(None)
+        yield from (runner.run(job) for job in jobs)
+        return
+    pool = RayBackend(factory, address=ray_address, num_cpus=workers) if backend == "ray" else LocalBackend(factory)
+    yield from dispatch(
+        jobs,
+        pool,
+        workers,
+        failed_record=failed_result,
+        policy_failed_record=lost_in_policy or failed_result,
+        episode_timeout=job_timeout,
+        max_attempts=max_attempts,
+        mark_retries=mark_retries,
+    )

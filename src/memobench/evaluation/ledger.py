@@ -26,7 +26,7 @@ from types import TracebackType
 
 from pydantic import ValidationError
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 
 LEDGER_FILENAME = "ledger.jsonl"
 
@@ -79,15 +79,13 @@ class _LineParser:
             first = exc.errors()[0]
             loc = ".".join(str(part) for part in first["loc"]) or "<line>"
             raise LedgerError(
-                f"{where}: not a valid episode record ({exc.error_count()} error(s); "
-                f"first at {loc}: {first['msg']})"
+                f"{where}: not a valid episode record ({exc.error_count()} error(s); first at {loc}: {first['msg']})"
             ) from exc
         key = (record.task_id, record.episode)
         kept = self.first_line.get(key)
         if kept is not None:
             self.warnings.append(
-                f"{where}: duplicate record for task {key[0]!r} episode {key[1]} ignored; "
-                f"keeping line {kept}"
+                f"{where}: duplicate record for task {key[0]!r} episode {key[1]} ignored; keeping line {kept}"
             )
             return
         self.first_line[key] = self.line_no
@@ -228,8 +226,7 @@ def read_ledger(path: str | os.PathLike[str]) -> list[EpisodeRecord]:
     torn = parser.feed(path.read_bytes())
     if torn:
         parser.warnings.append(
-            f"{path}:{parser.line_no + 1}: skipped a torn last line ({torn} bytes without a "
-            "trailing newline)"
+            f"{path}:{parser.line_no + 1}: skipped a torn last line ({torn} bytes without a trailing newline)"
         )
     for message in parser.warnings:
         warnings.warn(message, LedgerWarning, stacklevel=2)

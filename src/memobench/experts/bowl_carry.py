@@ -82,8 +82,6 @@ def finger_reach(bowl: str) -> float:
     return float(site[2] - FINGER_BOTTOM * up[2])
 
 
-
-
 def room_side(scene: Scene, bowl: str, item: str | None) -> float:
     """+1 or -1 (world y): the wall farther from ``item`` lying in the bowl (+1 with no item)."""
     if item is None:
@@ -99,19 +97,24 @@ def pick_bowl_from(bowl: str, side: float) -> Chain:
     def at(back: float):
         def target(s: Scene) -> np.ndarray:
             return s.pos(bowl) + site + back * up
+
         return target
 
-    return Chain([
-        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
-        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=rot, name="close"),
-        Rise(LIFT_Z, rot, CLOSE, name="lift"),
-        CheckGrasp(bowl),
-    ], name=f"pick {bowl}")
+    return Chain(
+        [
+            MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
+            MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
+            Grip(CLOSE, rot=rot, name="close"),
+            Rise(LIFT_Z, rot, CLOSE, name="lift"),
+            CheckGrasp(bowl),
+        ],
+        name=f"pick {bowl}",
+    )
 
 
-def place_held_bowl(held: str, side: float, goal: Callable[[Scene, float], np.ndarray], *, carry: float,
-                    name: str) -> Chain:
+def place_held_bowl(
+    held: str, side: float, goal: Callable[[Scene, float], np.ndarray], *, carry: float, name: str
+) -> Chain:
     """Carry the bowl held on its ``side`` wall, lower it and let go.
 
     ``goal(scene, extra)`` is where the bowl's origin should be ``extra`` metres above
@@ -123,38 +126,55 @@ def place_held_bowl(held: str, side: float, goal: Callable[[Scene, float], np.nd
     def hand_for(extra: float):
         def target(s: Scene) -> np.ndarray:
             return goal(s, extra) + (s.eef_pos() - s.pos(held))
+
         return target
 
-    return Chain([
-        Guarded(held, hand_for(carry), rot, CLOSE, tol=0.012, name="carry"),
-        Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
-        Rise(LIFT_Z, rot, OPEN, name="retreat"),
-    ], name=name)
+    return Chain(
+        [
+            Guarded(held, hand_for(carry), rot, CLOSE, tol=0.012, name="carry"),
+            Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+            Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_speed=0.4, name="lower"),
+            Grip(OPEN, rot=rot, name="release"),
+            Rise(LIFT_Z, rot, OPEN, name="retreat"),
+        ],
+        name=name,
+    )
 
 
-def set_down(held: str, goal: Callable[[Scene], np.ndarray], rot, *, carry: float = CARRY_MARGIN,
-             retreat_z: float = LIFT_Z) -> Chain:
+def set_down(
+    held: str, goal: Callable[[Scene], np.ndarray], rot, *, carry: float = CARRY_MARGIN, retreat_z: float = LIFT_Z
+) -> Chain:
     """Carry ``held`` until its origin is at ``goal(scene)`` (steered by the object itself), let go, rise.
 
     The hand target is ``goal + hand - object``, read every step, so an object
     that slipped in the fingers still lands where its origin should be.
     """
+
     def hand_for(extra: float):
         def target(s: Scene) -> np.ndarray:
             return goal(s) + np.array([0.0, 0.0, extra]) + (s.eef_pos() - s.pos(held))
+
         return target
 
-    return Chain([
-        Guarded(held, hand_for(carry), rot, CLOSE, tol=0.012, name="carry"),
-        Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
-        # tolerant: an object touching down short of its goal stalls the descent; let go there
-        Chain([Guarded(held, hand_for(0.0), rot, CLOSE, tol=0.004, max_steps=LOWER_STEPS, max_speed=0.4,
-                        name="lower")], tolerant=True, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
-        Rise(retreat_z, rot, OPEN, name="retreat"),
-    ], name=f"set down {held}")
+    return Chain(
+        [
+            Guarded(held, hand_for(carry), rot, CLOSE, tol=0.012, name="carry"),
+            Guarded(held, hand_for(0.03), rot, CLOSE, tol=0.006, max_speed=0.6, name="align"),
+            # tolerant: an object touching down short of its goal stalls the descent; let go there
+            Chain(
+                [
+                    Guarded(
+                        held, hand_for(0.0), rot, CLOSE, tol=0.004, max_steps=LOWER_STEPS, max_speed=0.4, name="lower"
+                    )
+                ],
+                tolerant=True,
+                name="lower",
+            ),
+            Grip(OPEN, rot=rot, name="release"),
+            Rise(retreat_z, rot, OPEN, name="retreat"),
+        ],
+        name=f"set down {held}",
+    )
 
 
 def bowl_rot(scene: Scene, bowl: str):

@@ -152,8 +152,9 @@ class _DrawerSkill(Skill):
         return drawer_q(scene, self.level, self.cabinet)
 
     def _servo(self, scene: Scene, target: np.ndarray, grip: float, speed: float = 1.0) -> np.ndarray:
-        return pose_action(scene.eef_pos(), scene.eef_rot(), target, hand_rot(scene, self.level, self.cabinet),
-                           grip, max_speed=speed)
+        return pose_action(
+            scene.eef_pos(), scene.eef_rot(), target, hand_rot(scene, self.level, self.cabinet), grip, max_speed=speed
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.level}:{self.phase})"
@@ -213,8 +214,9 @@ class OpenDrawer(_DrawerSkill):
         if self.phase == "drag":
             if q < self.goal:
                 self._goto("lift")
-            elif (self.phase_steps > 100 or pos[2] - handle[2] > self.REST + 0.015
-                  or np.dot(pos - handle, axis) > 0.035):  # slipped off the bar: try again
+            elif (
+                self.phase_steps > 100 or pos[2] - handle[2] > self.REST + 0.015 or np.dot(pos - handle, axis) > 0.035
+            ):  # slipped off the bar: try again
                 self.tries += 1
                 self._goto("lift" if self.tries > 2 else "retry")
             else:

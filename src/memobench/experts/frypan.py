@@ -56,6 +56,7 @@ class _LatchedGraspRot:
 
 def pick_pan(pan: str = PAN) -> Chain:
     """Grasp the pan's handle from above and lift it to ``LIFT_Z``."""
+
     def over(scene: Scene) -> np.ndarray:
         return handle_point(scene, pan) + np.array([0.0, 0.0, APPROACH])
 
@@ -66,23 +67,35 @@ def pick_pan(pan: str = PAN) -> Chain:
         return grasp_rot(scene, pan)
 
     held = _LatchedGraspRot(pan)
-    return Chain([
-        MoveTo(over, rot, OPEN, tol=0.01, name="over handle"),
-        MoveTo(at, rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=held, name="close"),
-        Rise(LIFT_Z, held, CLOSE, name="lift"),
-    ], name=f"pick {pan}")
+    return Chain(
+        [
+            MoveTo(over, rot, OPEN, tol=0.01, name="over handle"),
+            MoveTo(at, rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
+            Grip(CLOSE, rot=held, name="close"),
+            Rise(LIFT_Z, held, CLOSE, name="lift"),
+        ],
+        name=f"pick {pan}",
+    )
 
 
 class CarryPan(MoveTo):
     """Move the held pan so that its origin reaches ``goal`` (followed live), keeping the hand's yaw."""
 
-    def __init__(self, goal: Callable[[Scene], np.ndarray], pan: str = PAN, *, tol: float = 0.01,
-                 max_speed: float = 1.0, max_steps: int = 200, name: str = "carry pan"):
+    def __init__(
+        self,
+        goal: Callable[[Scene], np.ndarray],
+        pan: str = PAN,
+        *,
+        tol: float = 0.01,
+        max_speed: float = 1.0,
+        max_steps: int = 200,
+        name: str = "carry pan",
+    ):
         self.goal, self.pan = goal, pan
         self.hold: np.ndarray | None = None
-        super().__init__(self._hand_target, self._rot, CLOSE, tol=tol, max_steps=max_steps,
-                         max_speed=max_speed, name=name)
+        super().__init__(
+            self._hand_target, self._rot, CLOSE, tol=tol, max_steps=max_steps, max_speed=max_speed, name=name
+        )
 
     def _hand_target(self, scene: Scene) -> np.ndarray:
         return scene.eef_pos() + (self.goal(scene) - scene.pos(self.pan))
@@ -93,10 +106,17 @@ class CarryPan(MoveTo):
         return self.hold
 
 
-def place_pan(spot: Callable[[Scene], np.ndarray], pan: str = PAN, *, clearance: float = 0.10,
-              drop: float = 0.012, retreat_z: float = TABLE_Z + 0.25) -> Chain:
+def place_pan(
+    spot: Callable[[Scene], np.ndarray],
+    pan: str = PAN,
+    *,
+    clearance: float = 0.10,
+    drop: float = 0.012,
+    retreat_z: float = TABLE_Z + 0.25,
+) -> Chain:
     """Carry the held pan over ``spot`` (where its origin, i.e. its bottom, should rest), lower it
     to ``drop`` above it, let go and rise to ``retreat_z``. ``clearance``: carry height over the spot."""
+
     def high(scene: Scene) -> np.ndarray:
         return spot(scene) + np.array([0.0, 0.0, clearance])
 
@@ -106,13 +126,17 @@ def place_pan(spot: Callable[[Scene], np.ndarray], pan: str = PAN, *, clearance:
     def up(scene: Scene) -> np.ndarray:  # straight up first: clear whatever stands near the spot
         return np.array([*scene.pos(pan)[:2], max(high(scene)[2], scene.pos(pan)[2])])
 
-    return Chain([
-        CarryPan(up, pan, tol=0.015, name="raise pan"),
-        CarryPan(high, pan, tol=0.015, name="carry pan"),
-        CarryPan(low, pan, tol=0.006, max_speed=0.5, max_steps=120, name="lower pan"),
-        Grip(OPEN, rot=None, name="release"),
-        Rise(retreat_z, None, OPEN, name="retreat"),
-    ], name="place pan", tolerant=True)
+    return Chain(
+        [
+            CarryPan(up, pan, tol=0.015, name="raise pan"),
+            CarryPan(high, pan, tol=0.015, name="carry pan"),
+            CarryPan(low, pan, tol=0.006, max_speed=0.5, max_steps=120, name="lower pan"),
+            Grip(OPEN, rot=None, name="release"),
+            Rise(retreat_z, None, OPEN, name="retreat"),
+        ],
+        name="place pan",
+        tolerant=True,
+    )
 
 
 def pan_rests_on(scene: Scene, region: str, pan: str = PAN) -> bool:

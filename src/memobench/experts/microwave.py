@@ -146,8 +146,7 @@ class _DoorSkill(Skill):
     def _q(self, scene: Scene) -> float:
         return door_q(scene, self.microwave)
 
-    def _servo(self, scene: Scene, target: np.ndarray, rot: np.ndarray, grip: float,
-               speed: float = 1.0) -> np.ndarray:
+    def _servo(self, scene: Scene, target: np.ndarray, rot: np.ndarray, grip: float, speed: float = 1.0) -> np.ndarray:
         return pose_action(scene.eef_pos(), scene.eef_rot(), target, rot, grip, max_speed=speed)
 
     def _grasp_point(self, scene: Scene) -> np.ndarray:
@@ -216,8 +215,13 @@ class OpenMicrowave(_DoorSkill):
             self._goto("release" if self.tries > 2 else "regrasp")
             return None
         aim = max(q - self.LEAD, -2.0)
-        return self._servo(scene, handle_at(scene, aim, self.microwave) + UP * self.GRASP_Z,
-                           hand_rot_at(scene, aim, self.microwave), CLOSE, speed=self.SPEED)
+        return self._servo(
+            scene,
+            handle_at(scene, aim, self.microwave) + UP * self.GRASP_Z,
+            hand_rot_at(scene, aim, self.microwave),
+            CLOSE,
+            speed=self.SPEED,
+        )
 
     def _regrasp(self, scene: Scene) -> np.ndarray | None:
         action = self._back_off(scene, OPEN)
@@ -262,8 +266,13 @@ class CloseMicrowave(_DoorSkill):
             self._goto("release")  # the press finishes the swing from wherever the door is
             return None
         aim = min(q + self.LEAD, 0.0)
-        return self._servo(scene, handle_at(scene, aim, self.microwave) + UP * self.GRASP_Z,
-                           hand_rot_at(scene, aim, self.microwave), CLOSE, speed=self.SPEED)
+        return self._servo(
+            scene,
+            handle_at(scene, aim, self.microwave) + UP * self.GRASP_Z,
+            hand_rot_at(scene, aim, self.microwave),
+            CLOSE,
+            speed=self.SPEED,
+        )
 
     def _release(self, scene: Scene) -> np.ndarray | None:
         if self.anchor is None:

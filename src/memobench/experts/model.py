@@ -13,10 +13,10 @@ drew (the copied state does not say, the expert has to remember it).
 
 from __future__ import annotations
 
-from memobench.bindings import all_bindings
+from memobench.core.bindings import all_bindings
+from memobench.core.suite import Task
 from memobench.experts.scene import Scene
 from memobench.sim.env import SimEnv, Snapshot
-from memobench.suite import Task
 
 
 class ForwardModel:

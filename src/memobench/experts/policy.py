@@ -2,7 +2,7 @@
 ``expert-memoryless``, ``expert-reactive`` and ``expert-slow`` (:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
-``privileged/task`` (the :class:`~memobench.suite.Task`) and
+``privileged/task`` (the :class:`~memobench.core.suite.Task`) and
 ``privileged/snapshot`` (the env's exact state), and nothing else changes:
 they return 50-action chunks and the harness executes the first ``k``.
 

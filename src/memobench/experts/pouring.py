@@ -61,11 +61,19 @@ def hand_rot(angle: float, hand: np.ndarray = DOWN, axis: np.ndarray = TILT_AXIS
     return rot_axis(axis, angle) @ hand
 
 
-def servo(scene: Scene, target_pos: np.ndarray, target_rot: np.ndarray, grip: float, *,
-          rot_gain: float = 1.0, max_speed: float = 1.0) -> np.ndarray:
+def servo(
+    scene: Scene,
+    target_pos: np.ndarray,
+    target_rot: np.ndarray,
+    grip: float,
+    *,
+    rot_gain: float = 1.0,
+    max_speed: float = 1.0,
+) -> np.ndarray:
     """:func:`control.pose_action` from the scene's current hand pose."""
-    return pose_action(scene.eef_pos(), scene.eef_rot(), target_pos, target_rot, grip,
-                       max_speed=max_speed, rot_gain=rot_gain)
+    return pose_action(
+        scene.eef_pos(), scene.eef_rot(), target_pos, target_rot, grip, max_speed=max_speed, rot_gain=rot_gain
+    )
 
 
 def pour_spot(target: str, offset: np.ndarray = POUR_OFFSET) -> Callable[[Scene], np.ndarray]:
@@ -87,9 +95,19 @@ class Pour(Skill):
 
     name = "pour"
 
-    def __init__(self, obj: str, target: str, *, angle: float = POUR_TILT, hold: int = 3,
-                 carry: float = CARRY_TILT, max_steps: int = 200, offset: np.ndarray = POUR_OFFSET,
-                 hand: np.ndarray = DOWN, axis: np.ndarray = TILT_AXIS):
+    def __init__(
+        self,
+        obj: str,
+        target: str,
+        *,
+        angle: float = POUR_TILT,
+        hold: int = 3,
+        carry: float = CARRY_TILT,
+        max_steps: int = 200,
+        offset: np.ndarray = POUR_OFFSET,
+        hand: np.ndarray = DOWN,
+        axis: np.ndarray = TILT_AXIS,
+    ):
         super().__init__()
         self.obj, self.target, self.angle, self.hold, self.carry = obj, target, angle, hold, carry
         self.max_steps = max_steps
@@ -149,8 +167,15 @@ def rest_height(scene: Scene, name: str) -> float:
     return -low
 
 
-def set_down(obj: str, spot: Callable[[Scene], np.ndarray], *, grasp_height: float, half_height: float,
-             carry_height: float = 0.15, park: np.ndarray | None = None) -> Chain:
+def set_down(
+    obj: str,
+    spot: Callable[[Scene], np.ndarray],
+    *,
+    grasp_height: float,
+    half_height: float,
+    carry_height: float = 0.15,
+    park: np.ndarray | None = None,
+) -> Chain:
     """Carry the held ``obj`` over ``spot``, stand it upright on the table there, release, rise, park.
 
     ``spot`` gives the table point under the object's origin (its z is
@@ -161,6 +186,7 @@ def set_down(obj: str, spot: Callable[[Scene], np.ndarray], *, grasp_height: flo
     only stood fully upright over the spot (see the module doc); ``park``
     (optional) is where the hand goes last.
     """
+
     def over(scene: Scene) -> np.ndarray:
         p = spot(scene)
         return np.array([p[0], p[1], TABLE_Z + carry_height])

@@ -68,7 +68,11 @@ class Scene:
         """True when ``name`` lies in a drawer that is closed: no camera could see it."""
         lib = self.env.libero
         for site in lib.object_sites_dict:
-            if (site.endswith("_region") and "cabinet" in site
-                    and self.check("in", name, site) and self.check("closed", site)):
+            if (
+                site.endswith("_region")
+                and "cabinet" in site
+                and self.check("in", name, site)
+                and self.check("closed", site)
+            ):
                 return True
         return False

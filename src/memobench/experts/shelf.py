@@ -63,6 +63,7 @@ class Withdraw(Skill):
 def shelve_pan(pan: str = PAN, shelf: str = SHELF, *, retreat_z: float = TABLE_Z + 0.30) -> Chain:
     """Carry the held pan in front of the shelf's upper compartment, slide it in, set it down, let go,
     back out and rise to ``retreat_z``."""
+
     def slide_height(scene: Scene) -> np.ndarray:
         return rest_spot(scene, shelf) + np.array([0.0, 0.0, SLIDE_Z])
 
@@ -75,15 +76,19 @@ def shelve_pan(pan: str = PAN, shelf: str = SHELF, *, retreat_z: float = TABLE_Z
     def down(scene: Scene) -> np.ndarray:
         return rest_spot(scene, shelf) + np.array([0.0, 0.0, 0.006])
 
-    return Chain([
-        CarryPan(up, pan, tol=0.015, name="raise pan"),
-        CarryPan(entry, pan, tol=0.01, name="line up"),
-        CarryPan(slide_height, pan, tol=0.008, max_speed=0.5, name="slide in"),
-        CarryPan(down, pan, tol=0.006, max_speed=0.3, max_steps=60, name="set down"),
-        Grip(OPEN, rot=None, name="release"),
-        Withdraw(0.10, shelf),
-        Rise(retreat_z, None, OPEN, name="retreat"),
-    ], name="shelve pan", tolerant=True)
+    return Chain(
+        [
+            CarryPan(up, pan, tol=0.015, name="raise pan"),
+            CarryPan(entry, pan, tol=0.01, name="line up"),
+            CarryPan(slide_height, pan, tol=0.008, max_speed=0.5, name="slide in"),
+            CarryPan(down, pan, tol=0.006, max_speed=0.3, max_steps=60, name="set down"),
+            Grip(OPEN, rot=None, name="release"),
+            Withdraw(0.10, shelf),
+            Rise(retreat_z, None, OPEN, name="retreat"),
+        ],
+        name="shelve pan",
+        tolerant=True,
+    )
 
 
 def pan_shelved(scene: Scene, shelf: str = SHELF, pan: str = PAN) -> bool:

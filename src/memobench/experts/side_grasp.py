@@ -76,7 +76,8 @@ def _boxes(scene: Scene, names: Sequence[str]) -> list[tuple[np.ndarray, np.ndar
 
 
 def clearance(grip: np.ndarray, yaw: float, boxes: list[tuple[np.ndarray, np.ndarray]]) -> float:
-    """Smallest horizontal gap (m, 0 if touching) between the open hand, level at ``grip`` pointing along ``yaw``, and ``boxes``.
+    """Smallest horizontal gap (m, 0 if touching) between the open hand, level at ``grip``
+    pointing along ``yaw``, and ``boxes``.
 
     Only boxes overlapping a hand part's height range count; the parts are
     sampled every ~1 cm along their outline (:data:`HAND_PARTS`)."""
@@ -84,9 +85,14 @@ def clearance(grip: np.ndarray, yaw: float, boxes: list[tuple[np.ndarray, np.nda
     gap = np.inf
     for f_range, a_range, t_range in HAND_PARTS:
         f, a = (np.linspace(*r, max(2, int(np.ceil((r[1] - r[0]) / 0.01)) + 1)) for r in (f_range, a_range))
-        outline = np.concatenate([
-            np.stack([f, np.full_like(f, a_range[0])], 1), np.stack([f, np.full_like(f, a_range[1])], 1),
-            np.stack([np.full_like(a, f_range[0]), a], 1), np.stack([np.full_like(a, f_range[1]), a], 1)])
+        outline = np.concatenate(
+            [
+                np.stack([f, np.full_like(f, a_range[0])], 1),
+                np.stack([f, np.full_like(f, a_range[1])], 1),
+                np.stack([np.full_like(a, f_range[0]), a], 1),
+                np.stack([np.full_like(a, f_range[1]), a], 1),
+            ]
+        )
         xy = grip[:2] + outline[:, 0:1] * rot[:2, 0] + outline[:, 1:2] * rot[:2, 2]
         low, high = grip[2] + t_range[0], grip[2] + t_range[1]
         for box_low, box_high in boxes:
@@ -102,8 +108,9 @@ def grasp_point(scene: Scene, obj: str, grasp_height: float, yaw: float) -> np.n
     return scene.pos(obj) + PAD_LEAD * approach(yaw) + np.array([0.0, 0.0, grasp_height])
 
 
-def clearest_yaw(scene: Scene, obj: str, grasp_height: float, avoid: Sequence[str], yaws: Sequence[float],
-                 enough: float) -> float:
+def clearest_yaw(
+    scene: Scene, obj: str, grasp_height: float, avoid: Sequence[str], yaws: Sequence[float], enough: float
+) -> float:
     """The first of ``yaws`` (in order of preference) whose grasp pose on ``obj`` keeps ``enough`` m clear of the
     objects ``avoid``; if none does, the one keeping clearest (see :func:`clearance`)."""
     boxes = _boxes(scene, avoid)
@@ -123,17 +130,28 @@ def side_pick(obj: str, grasp_height: float, yaw: float, *, lift: float) -> Chai
     def at(extra: float) -> Callable[[Scene], np.ndarray]:
         return lambda scene: grasp_point(scene, obj, grasp_height + extra, yaw)
 
-    return Chain([
-        MoveTo(at(HOVER), rot, OPEN, tol=0.01, max_steps=120, name="over"),
-        MoveTo(at(0.0), rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
-        Grip(CLOSE, steps=12, rot=rot, name="close"),  # the pads settle on the body in ~6 steps
-        Rise(TABLE_Z + lift, rot, CLOSE, name="lift"),
-    ], name=f"side-pick {obj}")
+    return Chain(
+        [
+            MoveTo(at(HOVER), rot, OPEN, tol=0.01, max_steps=120, name="over"),
+            MoveTo(at(0.0), rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
+            Grip(CLOSE, steps=12, rot=rot, name="close"),  # the pads settle on the body in ~6 steps
+            Rise(TABLE_Z + lift, rot, CLOSE, name="lift"),
+        ],
+        name=f"side-pick {obj}",
+    )
 
 
-def side_set_down(obj: str, spot: Callable[[Scene], np.ndarray], yaw: float, *,
-                  release_z: Callable[[Scene], float], carry_height: float, carry_tilt: float = CARRY_TILT) -> Chain:
-    """Carry the held ``obj`` over ``spot`` at ``carry_tilt``, stand it upright, lower the hand to ``release_z``, let go.
+def side_set_down(
+    obj: str,
+    spot: Callable[[Scene], np.ndarray],
+    yaw: float,
+    *,
+    release_z: Callable[[Scene], float],
+    carry_height: float,
+    carry_tilt: float = CARRY_TILT,
+) -> Chain:
+    """Carry the held ``obj`` over ``spot`` at ``carry_tilt``, stand it upright, lower the hand to
+    ``release_z``, let go.
 
     ``spot`` gives the table point under the hand (its z is ignored);
     ``release_z`` the grip site's world height when letting go; the open

@@ -62,8 +62,18 @@ class Skill:
 class MoveTo(Skill):
     """Servo the grip site to a position (and orientation); done within ``tol``."""
 
-    def __init__(self, target: Target, rot: RotTarget = DOWN, grip: float = OPEN, *, tol: float = 0.008,
-                 rot_tol: float = 0.05, max_steps: int = 150, max_speed: float = 1.0, name: str = "move"):
+    def __init__(
+        self,
+        target: Target,
+        rot: RotTarget = DOWN,
+        grip: float = OPEN,
+        *,
+        tol: float = 0.008,
+        rot_tol: float = 0.05,
+        max_steps: int = 150,
+        max_speed: float = 1.0,
+        name: str = "move",
+    ):
         super().__init__()
         self.target, self.rot, self.grip = target, rot, grip
         self.tol, self.rot_tol, self.max_steps, self.max_speed = tol, rot_tol, max_steps, max_speed
@@ -137,6 +147,7 @@ class Chain(Skill):
 
 # -- compound skills ------------------------------------------------------------------------
 
+
 def above(name: str, height: float, offset: np.ndarray | None = None) -> Callable[[Scene], np.ndarray]:
     """A target ``height`` metres above object ``name`` (plus an xyz ``offset``), followed live."""
     extra = np.zeros(3) if offset is None else np.asarray(offset, dtype=float)
@@ -150,8 +161,16 @@ def above(name: str, height: float, offset: np.ndarray | None = None) -> Callabl
 class Rise(Skill):
     """Move straight up (or down) to absolute height ``z`` above where the skill started."""
 
-    def __init__(self, z: float, rot: RotTarget = DOWN, grip: float = OPEN, *, tol: float = 0.015,
-                 max_steps: int = 100, name: str = "rise"):
+    def __init__(
+        self,
+        z: float,
+        rot: RotTarget = DOWN,
+        grip: float = OPEN,
+        *,
+        tol: float = 0.015,
+        max_steps: int = 100,
+        name: str = "rise",
+    ):
         super().__init__()
         self.z, self.rot, self.grip, self.tol, self.max_steps, self.name = z, rot, grip, tol, max_steps, name
         self.anchor: np.ndarray | None = None
@@ -168,25 +187,43 @@ class Rise(Skill):
 TABLE_Z = 0.90  # the kitchen table's top, world z
 
 
-def pick(name: str, grasp_height: float, *, approach: float = 0.12, lift: float = 0.15,
-         rot: RotTarget = DOWN, offset: np.ndarray | None = None) -> Chain:
+def pick(
+    name: str,
+    grasp_height: float,
+    *,
+    approach: float = 0.12,
+    lift: float = 0.15,
+    rot: RotTarget = DOWN,
+    offset: np.ndarray | None = None,
+) -> Chain:
     """Grasp ``name`` from above at ``grasp_height`` over its origin, then lift it ``lift`` above the table."""
-    return Chain([
-        MoveTo(above(name, approach, offset), rot, OPEN, tol=0.01, name="over"),
-        MoveTo(above(name, grasp_height, offset), rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=rot, name="close"),
-        Rise(TABLE_Z + lift, rot, CLOSE, name="lift"),
-    ], name=f"pick {name}")
+    return Chain(
+        [
+            MoveTo(above(name, approach, offset), rot, OPEN, tol=0.01, name="over"),
+            MoveTo(above(name, grasp_height, offset), rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
+            Grip(CLOSE, rot=rot, name="close"),
+            Rise(TABLE_Z + lift, rot, CLOSE, name="lift"),
+        ],
+        name=f"pick {name}",
+    )
 
 
-def place_at(target: Target, *, carry_height: float = 0.15, release_height: float = 0.0,
-             rot: RotTarget = DOWN, retreat_z: float = TABLE_Z + 0.2, held: str | None = None) -> Chain:
+def place_at(
+    target: Target,
+    *,
+    carry_height: float = 0.15,
+    release_height: float = 0.0,
+    rot: RotTarget = DOWN,
+    retreat_z: float = TABLE_Z + 0.2,
+    held: str | None = None,
+) -> Chain:
     """Carry the held object so the hand is over ``target``, lower to it, release, rise to ``retreat_z``.
 
     With ``held`` (the object's name), the open hand first centres itself over
     the object: an object left leaning on one finger pad is otherwise dragged
     up with it (seen with the milk cartons).
     """
+
     def over(scene: Scene) -> np.ndarray:
         return _resolve(target, scene) + np.array([0.0, 0.0, carry_height])
 

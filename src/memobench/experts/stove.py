@@ -131,8 +131,9 @@ class TurnKnob(Skill):
             else:
                 return pose_action(pos, rot, over, None, OPEN)
         if self.phase == "home":
-            if (np.linalg.norm(HOME - pos) < 0.01 and np.linalg.norm(rotation_error(rot, DOWN)) < 0.05) \
-                    or self.phase_steps > 80:
+            if (
+                np.linalg.norm(HOME - pos) < 0.01 and np.linalg.norm(rotation_error(rot, DOWN)) < 0.05
+            ) or self.phase_steps > 80:
                 return self.finish(is_on(scene, self.stove) if self.on else is_off(scene, self.stove))
             return pose_action(pos, rot, HOME, DOWN, OPEN)
         return None
@@ -142,6 +143,7 @@ class TurnKnob(Skill):
 
 
 # -- what a plan remembers about the knob ------------------------------------------------------
+
 
 def start_memory(memory: dict) -> None:
     """The episode starts: the stove has not been turned on yet."""

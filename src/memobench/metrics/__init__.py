@@ -2,7 +2,7 @@
 
 Per episode -> per task -> per memory type -> macro average, with a 95% interval
 on every value (Wilson for the pooled rates, a normal approximation for CSR's
-means of per-episode scores), plus the derived result files and the CLI table.
+means of per-episode scores), plus the derived result files.
 """
 
 from memobench.metrics.aggregate import (
@@ -17,11 +17,9 @@ from memobench.metrics.export import (
     EPISODE_COLUMNS,
     TASK_COLUMNS,
     checkpoint_steps,
-    format_table,
     write_summary,
 )
 from memobench.metrics.rates import MeanScore, Rate, wilson_interval
-from memobench.metrics.taxonomy import classify_failure, failure_counts, record_failure_class
 
 __all__ = [
     "EPISODE_COLUMNS",
@@ -31,13 +29,9 @@ __all__ = [
     "MeanScore",
     "Rate",
     "checkpoint_steps",
-    "classify_failure",
-    "failure_counts",
-    "format_table",
     "group_by_memory_type",
     "group_by_task",
     "macro_average",
-    "record_failure_class",
     "summarize",
     "wilson_interval",
     "write_summary",

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memobench.evaluation.records import EpisodeRecord, EpisodeStatus
+from memobench.core.records import EpisodeRecord, EpisodeStatus
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.taxonomy import empty_failure_counts, record_failure_class
 from memobench.metrics.rates import MeanScore, Rate, nan_to_none
-from memobench.metrics.taxonomy import empty_failure_counts, record_failure_class
-from memobench.spec import MemoryOp, MemoryType
 
 METRICS: tuple[str, ...] = ("SR", "MSR", "MUR", "MCR", "CSR", "TSR")
 OP_METRICS: dict[MemoryOp, str] = {

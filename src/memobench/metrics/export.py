@@ -1,4 +1,4 @@
-"""Derived result files (``summary.json``, ``task_summary.csv``, ``episodes.csv``) and the CLI table.
+"""Derived result files: ``summary.json``, ``task_summary.csv``, ``episodes.csv``.
 
 All three files are rebuildable from the ledger and written atomically: a
 reader sees the previous complete file or the new complete file, never half.
@@ -12,16 +12,13 @@ import csv
 import io
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memobench.evaluation.records import CheckpointResult, EpisodeRecord, FailureClass
+from memobench.core.records import CheckpointResult, EpisodeRecord, FailureClass
+from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.metrics.aggregate import METRICS, summarize
-
-if TYPE_CHECKING:
-    from rich.table import Table
 
 SUMMARY_JSON = "summary.json"
 TASK_SUMMARY_CSV = "task_summary.csv"
@@ -55,9 +52,7 @@ EPISODE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def write_summary(
-    records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]
-) -> dict[str, Any]:
+def write_summary(records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]) -> dict[str, Any]:
     """Write the three derived files into ``out_dir`` (created if missing); return the summary.
 
     ``summary.json`` is :func:`~memobench.metrics.aggregate.summarize` with indent 2;
@@ -73,26 +68,6 @@ def write_summary(
     ordered = sorted(records, key=lambda r: (r.task_id, r.episode))
     atomic_write_text(out / EPISODES_CSV, _csv_text(EPISODE_COLUMNS, map(_episode_row, ordered)))
     return summary
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder + ``os.replace``.
-
-    The temp file lives in the target folder because ``os.replace`` is only
-    atomic within one filesystem.
-    """
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # mkstemp creates 0600; derived results are meant to be shared like the ledger.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _csv_text(columns: Sequence[str], rows: Any) -> str:
@@ -162,41 +137,3 @@ def _episode_row(record: EpisodeRecord) -> dict[str, Any]:
         "checkpoint_steps": checkpoint_steps(record.checkpoints),
     }
     return {col: _cell(row[col]) for col in EPISODE_COLUMNS}
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100.0 * value:.1f}"
-
-
-def format_table(summary: dict[str, Any]) -> Table:
-    """A rich table of ``summary`` (from :func:`summarize`) for the CLI.
-
-    Rows: one per task, one per memory type, then the macro average. Columns
-    SR MSR MUR MCR CSR TSR as percentages with one decimal; ``-`` when undefined.
-    """
-    from rich.table import Table  # lazy: keeps `import memobench.metrics` light
-
-    table = Table(title=f"MEMOBench results ({summary['episodes']} episodes)")
-    table.add_column("task / type")
-    table.add_column("memory", style="dim")
-    table.add_column("episodes", justify="right")
-    for name in METRICS:
-        table.add_column(name, justify="right")
-
-    def add(label: str, memory: str, group: dict[str, Any], style: str | None = None) -> None:
-        cells = [_pct(group[name]["value"]) for name in METRICS]
-        table.add_row(label, memory, str(group["episodes"]), *cells, style=style)
-
-    for task_id, t in summary["tasks"].items():
-        add(task_id, t["memory_type"], t)
-    table.add_section()
-    for mt, group in summary["memory_types"].items():
-        n_tasks = group["tasks"]
-        add(f"{mt} ({n_tasks} task{'' if n_tasks == 1 else 's'})", mt, group, style="bold")
-    table.add_section()
-    macro = summary["macro"]
-    types = {mt for name in METRICS for mt in macro["types"][name]}
-    table.add_row(
-        "macro", f"{len(types)} types", "", *(_pct(macro[name]) for name in METRICS), style="bold"
-    )
-    return table

@@ -51,8 +51,9 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> PairedResult:
     return PairedResult(n, (only_b - only_a) / n if n else 0.0, p)
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], samples: int = BOOTSTRAP_SAMPLES,
-                     seed: int = BOOTSTRAP_SEED) -> PairedResult:
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> PairedResult:
     """Mean of ``b - a`` with a percentile 95% interval and a two-sided bootstrap p-value."""
     diffs = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if diffs.ndim != 1 or len(a) != len(b):

@@ -26,23 +26,28 @@ interval was shorter there, so the episode record counts those queries
 (``short_chunk_queries``, ``min_chunk_rows``) and ``run.json`` states the run's effective
 interval.
 
-The :class:`AdapterGuard` turns every way a policy can misbehave (raising,
-hanging past the timeout, returning a non-finite, mis-shaped or empty chunk)
-into one :class:`AdapterError`, which the harness records as the episode's
-``adapter_error``; it never clips or repairs output silently.
+Actions are normalised: every entry in [-1, 1] (:data:`ACTION_LOW`, :data:`ACTION_HIGH`;
+robosuite would clip anything beyond silently). The :class:`AdapterGuard` turns every way a
+policy can misbehave (raising, hanging past the timeout, returning a non-finite, mis-shaped,
+empty or out-of-range chunk) into one :class:`AdapterError`, which the harness records as the
+episode's ``adapter_error``; it never clips or repairs output silently. Clipping is the run's
+explicit choice (``--clip-actions``, the protocol's ``clip_actions``), recorded in ``run.json``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import queue
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 ACTION_DIM = 7
+ACTION_LOW, ACTION_HIGH = -1.0, 1.0  # every action entry, the gripper's included
 
 
 @runtime_checkable
@@ -92,11 +97,13 @@ def check_replan_steps(adapter: Any, replan_steps: int) -> None:
         )
 
 
-def validate_chunk(raw: Any, action_dim: int = ACTION_DIM) -> np.ndarray:
+def validate_chunk(raw: Any, action_dim: int = ACTION_DIM, clip: bool = False) -> np.ndarray:
     """Check an action chunk and return it as float64 [horizon, action_dim].
 
     Raises :class:`AdapterError` if it is not numeric, not 2-D with
-    ``action_dim`` columns, empty, or contains NaN/inf.
+    ``action_dim`` columns, empty, contains NaN/inf, or (unless ``clip``) has an
+    entry outside [:data:`ACTION_LOW`, :data:`ACTION_HIGH`]; with ``clip`` such
+    entries are clipped into the range.
     """
     try:
         chunk = np.asarray(raw)
@@ -106,15 +113,23 @@ def validate_chunk(raw: Any, action_dim: int = ACTION_DIM) -> np.ndarray:
     except (TypeError, ValueError) as e:
         raise AdapterError(f"infer_actions returned {type(raw).__name__}, not a numeric array: {e}") from None
     if chunk.ndim != 2 or chunk.shape[1] != action_dim:
-        raise AdapterError(
-            f"infer_actions returned shape {chunk.shape}; expected [horizon, {action_dim}]"
-        )
+        raise AdapterError(f"infer_actions returned shape {chunk.shape}; expected [horizon, {action_dim}]")
     if chunk.shape[0] == 0:
         raise AdapterError("infer_actions returned an empty chunk (horizon 0)")
     if not np.isfinite(chunk).all():
         bad = np.argwhere(~np.isfinite(chunk))[0]
         raise AdapterError(
             f"infer_actions returned a non-finite value ({chunk[tuple(bad)]}) at row {bad[0]}, column {bad[1]}"
+        )
+    if clip:
+        return np.clip(chunk, ACTION_LOW, ACTION_HIGH)
+    outside = (chunk < ACTION_LOW) | (chunk > ACTION_HIGH)
+    if outside.any():
+        bad = np.argwhere(outside)[0]
+        raise AdapterError(
+            f"infer_actions returned {chunk[tuple(bad)]:g} at row {bad[0]}, column {bad[1]}, outside the action "
+            f"range [{ACTION_LOW:g}, {ACTION_HIGH:g}] ({int(outside.sum())} such value(s) in the chunk); "
+            "--clip-actions clips them instead"
         )
     return chunk
 
@@ -147,13 +162,25 @@ class AdapterGuard:
     forward model, a policy's memory). So after a timeout the next ``reset()``
     swaps in a new adapter from ``rebuild`` (the run's factory) before the next
     episode starts. Without ``rebuild`` the old object stays in use.
+
+    ``mark(what)`` (a context manager; a worker process passes its
+    :class:`~memobench.evaluation.policy_phase.PolicyPhase` ``call``) is entered
+    around every call into policy code, in the thread that runs it, so a
+    process that dies inside the policy can be told from one that died in the
+    simulator.
     """
 
-    def __init__(self, adapter: Any, timeout: float | None = None,
-                 rebuild: Callable[[], Any] | None = None):
+    def __init__(
+        self,
+        adapter: Any,
+        timeout: float | None = None,
+        rebuild: Callable[[], Any] | None = None,
+        mark: Callable[[str], AbstractContextManager] | None = None,
+    ):
         self.timeout = timeout if timeout and timeout > 0 else None
         self._worker = _Worker() if self.timeout else None
         self._rebuild = rebuild
+        self._mark = mark or (lambda what: contextlib.nullcontext())
         self.abandoned_calls = 0  # calls cut off by the timeout since the adapter was built
         self._use(adapter)
 
@@ -166,13 +193,17 @@ class AdapterGuard:
         self.has_finished = callable(getattr(adapter, "finished", None))
 
     def _call(self, what: str, fn: Callable, *args: Any) -> Any:
+        def marked(*args: Any) -> Any:
+            with self._mark(what):
+                return fn(*args)
+
         if self._worker is None:
             try:
-                return fn(*args)
+                return marked(*args)
             except (Exception, SystemExit) as e:  # a policy's sys.exit() must not end the sweep
                 raise AdapterError(f"{what} raised {type(e).__name__}: {e}") from e
         reply: queue.Queue = queue.Queue(maxsize=1)
-        self._worker.requests.put((fn, args, reply))
+        self._worker.requests.put((marked, args, reply))
         try:
             ok, value = reply.get(timeout=self.timeout)
         except queue.Empty:
@@ -186,10 +217,13 @@ class AdapterGuard:
     def reset(self) -> None:
         if self.abandoned_calls and self._rebuild is not None:
             try:
-                self._use(self._rebuild())
+                with self._mark("rebuilding the adapter"):
+                    adapter = self._rebuild()
+                self._use(adapter)
             except Exception as e:
-                raise AdapterError(f"rebuilding the adapter after a timed-out call raised "
-                                   f"{type(e).__name__}: {e}") from e
+                raise AdapterError(
+                    f"rebuilding the adapter after a timed-out call raised {type(e).__name__}: {e}"
+                ) from e
             self.abandoned_calls = 0
         self._call("reset()", self.adapter.reset)
 
@@ -198,9 +232,10 @@ class AdapterGuard:
         if callable(hook):
             self._call("begin_episode()", hook, rng)
 
-    def infer(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+    def infer(self, obs: dict[str, Any], prompt: str, resize_size: int, clip: bool = False) -> np.ndarray:
+        """The adapter's chunk, validated (:func:`validate_chunk`; ``clip``: out-of-range entries clipped)."""
         raw = self._call("infer_actions()", self.adapter.infer_actions, obs, prompt, resize_size)
-        return validate_chunk(raw)
+        return validate_chunk(raw, clip=clip)
 
     def finished(self) -> bool:
         """The adapter's optional ``finished()``: True promises that every action it

@@ -17,6 +17,8 @@ A server error comes back as a text frame holding the traceback. The client
 connects with a timeout, retries a failed exchange a bounded number of times
 with exponential backoff (reconnecting), then raises :class:`RemotePolicyError`
 naming the server; the harness records that episode as ``adapter_error``.
+A frame over the server's size limit, or a missing or wrong token, is not
+retried (see :mod:`memobench.policies.serve_guard`).
 """
 
 from __future__ import annotations
@@ -32,17 +34,36 @@ from typing import Any
 
 import numpy as np
 
+from memobench.policies.serve_guard import (
+    DEFAULT_MAX_FRAME_BYTES,
+    FRAME_TOO_BIG,
+    TOKEN_ENV,
+    client_token,
+    require_token,
+)
 from memobench.policies.wire import packb, unpackb
 
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8000
-SENT_KEYS = ("observation/image", "observation/wrist_image", "observation/state", "prompt", "episode", "step",
-             "prompt_video", "cue")
+SENT_KEYS = (
+    "observation/image",
+    "observation/wrist_image",
+    "observation/state",
+    "prompt",
+    "episode",
+    "step",
+    "prompt_video",
+    "cue",
+)
 
 
 class RemotePolicyError(RuntimeError):
     """The policy server cannot be reached, went away, or failed; the message says which."""
+
+
+class RemotePolicyRefused(RemotePolicyError):
+    """The policy server refused the client (no or wrong token): retrying cannot help."""
 
 
 def _rng_state(rng: np.random.Generator) -> str:
@@ -57,10 +78,22 @@ def _rng_from_state(state: str) -> np.random.Generator:
 
 
 class RemotePolicy:
-    """An adapter whose policy runs in a websocket server (``memobench serve`` or openpi's)."""
+    """An adapter whose policy runs in a websocket server (``memobench serve`` or openpi's).
 
-    def __init__(self, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *, connect_timeout: float = 10.0,
-                 retries: int = 3, backoff: float = 0.5, needs_images: bool | None = None):
+    A token for the server is read from the environment variable ``MEMOBENCH_SERVE_TOKEN``
+    and sent as ``Authorization: Bearer <token>``.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        connect_timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        needs_images: bool | None = None,
+    ):
         self.uri = host if host.startswith("ws") else f"ws://{host}:{port}"
         self.connect_timeout, self.retries, self.backoff = connect_timeout, retries, backoff
         self._ws = None
@@ -69,15 +102,31 @@ class RemotePolicy:
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> dict[str, Any]:
+        import websockets.exceptions
         import websockets.sync.client
 
+        token = client_token()
         try:
-            connection = websockets.sync.client.connect(self.uri, open_timeout=self.connect_timeout,
-                                                        compression=None, max_size=None)
+            connection = websockets.sync.client.connect(
+                self.uri,
+                open_timeout=self.connect_timeout,
+                compression=None,
+                max_size=DEFAULT_MAX_FRAME_BYTES,
+                additional_headers={"Authorization": f"Bearer {token}"} if token else None,
+            )
             # Entered like a context manager, closed by _close_socket: websockets >= 17.1
             # deprecates a connection that never entered one.
             self._ws = connection.__enter__()
             metadata = unpackb(self._ws.recv(timeout=self.connect_timeout))
+        except websockets.exceptions.InvalidStatus as e:
+            self._close_socket()
+            if e.response.status_code == 401:
+                raise RemotePolicyRefused(
+                    f"the policy server at {self.uri} refused the connection: "
+                    f"{'wrong' if token else 'no'} token (set {TOKEN_ENV} to the "
+                    "server's)"
+                ) from None
+            raise RemotePolicyError(f"cannot reach the policy server at {self.uri}: {e}") from e
         except Exception as e:
             self._close_socket()
             raise RemotePolicyError(f"cannot reach the policy server at {self.uri}: {type(e).__name__}: {e}") from e
@@ -91,19 +140,29 @@ class RemotePolicy:
                     self._connect()
                 self._ws.send(packb(message))
                 reply = self._ws.recv()
+            except RemotePolicyRefused:
+                raise
             except RemotePolicyError as e:
                 last = e
             except Exception as e:  # the connection dropped: reconnect and retry
-                last = e
+                too_big = getattr(getattr(e, "rcvd", None), "code", None) == FRAME_TOO_BIG
                 self._close_socket()
+                if too_big:  # the same message would be refused again
+                    raise RemotePolicyError(
+                        f"the policy server at {self.uri} refused a message over its frame "
+                        f"size limit ({len(packb(message)) / 2**20:.1f} MiB; "
+                        "`memobench serve --max-frame-mb` raises it)"
+                    ) from None
+                last = e
             else:
                 if isinstance(reply, str):  # the server's own error, with its traceback: not retried
                     raise RemotePolicyError(f"the policy server at {self.uri} failed:\n{reply}")
                 return unpackb(reply)
             if attempt < self.retries:
                 time.sleep(self.backoff * 2**attempt)
-        raise RemotePolicyError(f"the policy server at {self.uri} is gone "
-                                f"({self.retries + 1} attempts): {type(last).__name__}: {last}")
+        raise RemotePolicyError(
+            f"the policy server at {self.uri} is gone ({self.retries + 1} attempts): {type(last).__name__}: {last}"
+        )
 
     def _close_socket(self) -> None:
         if self._ws is not None:
@@ -149,14 +208,35 @@ class PolicyServer:
     ``per_connection`` (the adapter factory) and every connection gets an
     adapter of its own. ``announce`` receives operator messages (a second
     client sharing the adapter).
+
+    A message over ``max_frame_bytes`` closes its connection (code 1009) unread;
+    with a ``token``, a client must present it when connecting or is answered
+    HTTP 401 (:mod:`memobench.policies.serve_guard`).
     """
 
-    def __init__(self, adapter: Any, host: str = "127.0.0.1", port: int = DEFAULT_PORT, *,
-                 per_connection: Callable[[], Any] | None = None,
-                 announce: Callable[[str], None] = lambda message: None):
+    def __init__(
+        self,
+        adapter: Any,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        *,
+        per_connection: Callable[[], Any] | None = None,
+        announce: Callable[[str], None] = lambda message: None,
+        max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+        token: str | None = None,
+    ):
         if getattr(adapter, "privileged", False):
-            raise ValueError("a privileged adapter (the built-in experts) reads simulator objects and "
-                             "cannot be served over the network")
+            raise ValueError(
+                "a privileged adapter (the built-in experts) reads simulator objects and "
+                "cannot be served over the network"
+            )
+        if max_frame_bytes < 1:
+            raise ValueError(f"the frame size limit must be positive, got {max_frame_bytes} bytes")
+        self._serve_options = {
+            "compression": None,
+            "max_size": max_frame_bytes,
+            "process_request": require_token(token) if token else None,
+        }
         self.adapter, self.host, self.port = adapter, host, port
         self._per_connection, self._announce = per_connection, announce
         self._lock = threading.Lock()
@@ -177,15 +257,19 @@ class PolicyServer:
                 if begin is not None:
                     begin(_rng_from_state(message["rng_state"]))
                 return {"ok": True}
-            actions = adapter.infer_actions(message, message.get("prompt", ""),
-                                            int(message.get("resize_size", 224)))
+            actions = adapter.infer_actions(message, message.get("prompt", ""), int(message.get("resize_size", 224)))
             return {"actions": np.asarray(actions)}
 
     def _handle(self, connection) -> None:
+        import websockets.exceptions
+
+        peer = connection.remote_address[0]  # read now: a closed socket no longer knows it
         self._connections.add(connection)
         if self._per_connection is None and len(self._connections) == 2:
-            self._announce("two clients now share one adapter; if the policy keeps per-episode state, "
-                           "serve it with --per-connection")
+            self._announce(
+                "two clients now share one adapter; if the policy keeps per-episode state, "
+                "serve it with --per-connection"
+            )
         try:
             own = self._per_connection is not None  # an adapter of its own needs no lock shared with others
             adapter, lock = (self._per_connection(), threading.Lock()) if own else (self.adapter, self._lock)
@@ -197,6 +281,11 @@ class PolicyServer:
                     connection.send(traceback.format_exc())
                     continue
                 connection.send(reply)
+        except websockets.exceptions.ConnectionClosedError as e:
+            if e.sent is not None and e.sent.code == FRAME_TOO_BIG:  # the guard did its job: no traceback
+                self._announce(f"closed a connection from {peer}: {e.sent.reason}")
+            else:
+                raise
         finally:
             self._connections.discard(connection)
 
@@ -204,8 +293,7 @@ class PolicyServer:
         """Start serving in a background thread; returns the bound port (``port=0`` picks a free one)."""
         import websockets.sync.server
 
-        self._server = websockets.sync.server.serve(self._handle, self.host, self.port, compression=None,
-                                                    max_size=None)
+        self._server = websockets.sync.server.serve(self._handle, self.host, self.port, **self._serve_options)
         self.port = self._server.socket.getsockname()[1]
         threading.Thread(target=self._server.serve_forever, daemon=True, name="memobench-serve").start()
         return self.port
@@ -213,8 +301,7 @@ class PolicyServer:
     def serve_forever(self) -> None:
         import websockets.sync.server
 
-        with websockets.sync.server.serve(self._handle, self.host, self.port, compression=None,
-                                          max_size=None) as server:
+        with websockets.sync.server.serve(self._handle, self.host, self.port, **self._serve_options) as server:
             self._server = server
             server.serve_forever()
 

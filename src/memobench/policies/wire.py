@@ -18,8 +18,12 @@ def _encode(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind in "VOc":
             raise TypeError(f"cannot send arrays of dtype {obj.dtype}")
-        return {b"__ndarray__": True, b"data": np.ascontiguousarray(obj).tobytes(), b"dtype": obj.dtype.str,
-                b"shape": list(obj.shape)}
+        return {
+            b"__ndarray__": True,
+            b"data": np.ascontiguousarray(obj).tobytes(),
+            b"dtype": obj.dtype.str,
+            b"shape": list(obj.shape),
+        }
     if isinstance(obj, np.generic):
         return {b"__npgeneric__": True, b"data": obj.item(), b"dtype": obj.dtype.str}
     raise TypeError(f"cannot send {type(obj).__name__} to a policy server")

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from memobench.core.spec import MemoryOp
 from memobench.metrics.agreement import fleiss_kappa
-from memobench.spec import MemoryOp
 
 SHEET_COLUMNS = ("item", "instruction", "coarse", "intermediate", "fine", "label")
 KEY_COLUMNS = ("item", "task_id", "checkpoint_index", "checkpoint_id", "op")
@@ -52,7 +52,7 @@ class SheetError(ValueError):
 def export_sheet(tasks: Sequence[Any], out_dir: Path, seed: int = 0) -> tuple[Path, Path]:
     """Write ``sheet.csv`` (blind), ``key.csv`` (answers) and ``INSTRUCTIONS.md`` into ``out_dir``.
 
-    ``tasks``: loaded :class:`~memobench.suite.Task` objects. Rows are shuffled by
+    ``tasks``: loaded :class:`~memobench.core.suite.Task` objects. Rows are shuffled by
     ``numpy.random.default_rng(seed)``; items are numbered ``c001``... in sheet order.
     Returns (sheet path, key path).
     """
@@ -137,8 +137,12 @@ class AgreementResult:
         return {k: v for k, v in self.__dict__.items() if k != "items"} | {"n_items": len(self.items)}
 
 
-def agreement(sheets: Sequence[dict[str, str]], categories: Sequence[str] = CATEGORIES,
-              names: Sequence[str] | None = None, key: dict[str, str] | None = None) -> AgreementResult:
+def agreement(
+    sheets: Sequence[dict[str, str]],
+    categories: Sequence[str] = CATEGORIES,
+    names: Sequence[str] | None = None,
+    key: dict[str, str] | None = None,
+) -> AgreementResult:
     """Agreement of ``sheets`` (each ``{item: label}``, at least two, same items).
 
     With ``key`` (``{item: op}``), ``reference`` holds the consensus's accuracy against it
@@ -152,8 +156,10 @@ def agreement(sheets: Sequence[dict[str, str]], categories: Sequence[str] = CATE
     for name, sheet in zip(names[1:], sheets[1:], strict=True):
         if set(sheet) != set(items):
             missing, extra = sorted(set(items) - set(sheet)), sorted(set(sheet) - set(items))
-            raise SheetError(f"{name} does not label the same items as {names[0]}: missing "
-                             f"{missing[:5] or 'none'}, extra {extra[:5] or 'none'}")
+            raise SheetError(
+                f"{name} does not label the same items as {names[0]}: missing "
+                f"{missing[:5] or 'none'}, extra {extra[:5] or 'none'}"
+            )
     cats = list(categories)
     counts = np.zeros((len(items), len(cats)), dtype=int)
     for sheet in sheets:
@@ -165,9 +171,17 @@ def agreement(sheets: Sequence[dict[str, str]], categories: Sequence[str] = CATE
         top = counts[i].max()
         winners = [cats[j] for j in range(len(cats)) if counts[i, j] == top]
         consensus[item] = winners[0] if len(winners) == 1 else None
-    result = AgreementResult(len(sheets), items, cats, fk.kappa, fk.observed, fk.chance,
-                             dict(zip(cats, fk.category_share, strict=True)),
-                             dict(zip(cats, fk.per_category_kappa, strict=True)), consensus)
+    result = AgreementResult(
+        len(sheets),
+        items,
+        cats,
+        fk.kappa,
+        fk.observed,
+        fk.chance,
+        dict(zip(cats, fk.category_share, strict=True)),
+        dict(zip(cats, fk.per_category_kappa, strict=True)),
+        consensus,
+    )
     if key is not None:
         unknown = sorted(set(items) - set(key))
         if unknown:
@@ -189,18 +203,28 @@ def agreement(sheets: Sequence[dict[str, str]], categories: Sequence[str] = CATE
 
 def agreement_markdown(result: AgreementResult) -> str:
     """A short Markdown summary of :func:`agreement`."""
-    lines = [f"# Annotation agreement ({result.annotators} annotators, {len(result.items)} checkpoints)", "",
-             f"- Fleiss' kappa: **{result.kappa:.3f}**",
-             f"- observed agreement (P-bar): {result.observed:.3f}; chance agreement (P-bar-e): {result.chance:.3f}",
-             "", "| category | share of labels | kappa (category vs rest) |", "| --- | ---: | ---: |"]
+    lines = [
+        f"# Annotation agreement ({result.annotators} annotators, {len(result.items)} checkpoints)",
+        "",
+        f"- Fleiss' kappa: **{result.kappa:.3f}**",
+        f"- observed agreement (P-bar): {result.observed:.3f}; chance agreement (P-bar-e): {result.chance:.3f}",
+        "",
+        "| category | share of labels | kappa (category vs rest) |",
+        "| --- | ---: | ---: |",
+    ]
     for c in result.categories:
         lines.append(f"| {c} | {result.category_share[c]:.3f} | {result.category_kappa[c]:.3f} |")
     ref = result.reference
     if ref:
-        lines += ["", f"Consensus (majority) vs the suite's labels: {ref['agree_with_suite']} of "
-                      f"{ref['items_with_majority']} items with a majority agree (accuracy {ref['accuracy']:.3f}); "
-                      f"{ref['ties']} ties.", "", "| suite label | " + " | ".join([*result.categories, "tie"]) + " |",
-                  "| --- |" + " ---: |" * (len(result.categories) + 1)]
+        lines += [
+            "",
+            f"Consensus (majority) vs the suite's labels: {ref['agree_with_suite']} of "
+            f"{ref['items_with_majority']} items with a majority agree (accuracy {ref['accuracy']:.3f}); "
+            f"{ref['ties']} ties.",
+            "",
+            "| suite label | " + " | ".join([*result.categories, "tie"]) + " |",
+            "| --- |" + " ---: |" * (len(result.categories) + 1),
+        ]
         for label, row in ref["confusion"].items():
             lines.append(f"| {label} | " + " | ".join(str(row.get(c, 0)) for c in [*result.categories, "tie"]) + " |")
     return "\n".join(lines) + "\n"

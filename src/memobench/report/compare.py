@@ -21,10 +21,13 @@ the number of tests.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
+from memobench.core.spec import MemoryOp
 from memobench.metrics.paired import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
@@ -33,8 +36,7 @@ from memobench.metrics.paired import (
 )
 from memobench.report.oracle import shared_episodes
 from memobench.report.runs import task_sort_key
-from memobench.report.table import DASH, Table, pct
-from memobench.spec import MemoryOp
+from memobench.report.table_formats import DASH, Table, pct, to_csv, to_markdown
 
 BINARY_METRICS = ("SR", "TSR")
 RATE_METRICS = ("CSR", "avg_score", "MSR", "MUR", "MCR")
@@ -77,8 +79,9 @@ class Comparison:
         return self.p_value < ALPHA
 
 
-def compare_records(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], samples: int = BOOTSTRAP_SAMPLES,
-                    seed: int = BOOTSTRAP_SEED) -> list[Comparison]:
+def compare_records(
+    a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
+) -> list[Comparison]:
     """Comparisons per task (suite order) then ``all``, for every metric defined on the shared episodes.
 
     Episodes pair by (task, seed); unpaired episodes are ignored.
@@ -101,8 +104,20 @@ def compare_records(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], samp
             else:
                 result = paired_bootstrap(va, vb, samples=samples, seed=seed)
                 test = "bootstrap"
-            out.append(Comparison(task, metric, len(values), mean_a, mean_b, mean_b - mean_a, result.p_value,
-                                  test, result.low, result.high))
+            out.append(
+                Comparison(
+                    task,
+                    metric,
+                    len(values),
+                    mean_a,
+                    mean_b,
+                    mean_b - mean_a,
+                    result.p_value,
+                    test,
+                    result.low,
+                    result.high,
+                )
+            )
     return out
 
 
@@ -117,16 +132,41 @@ def comparison_table(rows: Sequence[Comparison], label_a: str, label_b: str) -> 
     display, raw = [], []
     for c in rows:
         ci = DASH if c.low is None or c.high is None else f"{_signed_points(c.low)}..{_signed_points(c.high)}"
-        display.append([c.task, c.metric, str(c.n), pct(c.a), pct(c.b), _signed_points(c.difference), ci,
-                        f"{c.p_value:.3f}", c.test, "*" if c.significant else ""])
+        display.append(
+            [
+                c.task,
+                c.metric,
+                str(c.n),
+                pct(c.a),
+                pct(c.b),
+                _signed_points(c.difference),
+                ci,
+                f"{c.p_value:.3f}",
+                c.test,
+                "*" if c.significant else "",
+            ]
+        )
         raw.append([c.task, c.metric, c.n, c.a, c.b, c.difference, c.low, c.high, c.p_value, c.test, c.significant])
-    notes = (f"A = {label_a}, B = {label_b}; paired on (task, seed). SR/TSR: exact McNemar; other rates: paired "
-             f"bootstrap ({BOOTSTRAP_SAMPLES} resamples of episodes, seed {BOOTSTRAP_SEED}) with a 95% percentile "
-             f"interval. *: p < {ALPHA} (per test, not corrected for multiple comparisons).")
-    return Table("compare", f"Paired comparison: {label_b} vs {label_a}", header, display, csv_header, raw,
-                 notes=notes)
+    notes = (
+        f"A = {label_a}, B = {label_b}; paired on (task, seed). SR/TSR: exact McNemar; other rates: paired "
+        f"bootstrap ({BOOTSTRAP_SAMPLES} resamples of episodes, seed {BOOTSTRAP_SEED}) with a 95% percentile "
+        f"interval. *: p < {ALPHA} (per test, not corrected for multiple comparisons)."
+    )
+    return Table("compare", f"Paired comparison: {label_b} vs {label_a}", header, display, csv_header, raw, notes=notes)
 
 
 def comparisons_json(rows: Sequence[Comparison], label_a: str, label_b: str) -> dict:
-    return {"a": label_a, "b": label_b, "alpha": ALPHA,
-            "comparisons": [{**asdict(c), "significant": c.significant} for c in rows]}
+    return {
+        "a": label_a,
+        "b": label_b,
+        "alpha": ALPHA,
+        "comparisons": [{**asdict(c), "significant": c.significant} for c in rows],
+    }
+
+
+def write_comparison(out: Path, rows: Sequence[Comparison], table: Table, label_a: str, label_b: str) -> None:
+    """``compare.md``, ``compare.csv`` and ``compare.json`` of ``rows`` (``table``: their table) in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.md").write_text(to_markdown(table))
+    (out / "compare.csv").write_text(to_csv(table))
+    (out / "compare.json").write_text(json.dumps(comparisons_json(rows, label_a, label_b), indent=2) + "\n")

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from memobench.evaluation.records import FailureClass
+from memobench.core.records import FailureClass
 from memobench.metrics.rates import wilson_interval
+from memobench.report.result_tables import MAIN_METRICS
 from memobench.report.runs import Run, memory_types_present, tasks_present
-from memobench.report.tables import MAIN_METRICS
 
 DPI = 110
 # One colour per outcome: "success" and every FailureClass (tests check none is missing).
@@ -128,27 +128,34 @@ def failure_bars(runs: Sequence[Run], stem: Path) -> list[Path]:
     panel_h = 1.6 + (0 if complete else label_in)
     width, height = 2.5 * ncols + 2.6, panel_h * nrows + (label_in if complete else 0) + 0.7
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), squeeze=False, sharey=True)
-    fig.subplots_adjust(left=0.6 / width, right=1 - 2.0 / width, top=1 - 0.5 / height,
-                        bottom=(label_in + 0.1) / height, hspace=(0.45 if complete else label_in + 0.35) / 1.6,
-                        wspace=0.08)
+    fig.subplots_adjust(
+        left=0.6 / width,
+        right=1 - 2.0 / width,
+        top=1 - 0.5 / height,
+        bottom=(label_in + 0.1) / height,
+        hspace=(0.45 if complete else label_in + 0.35) / 1.6,
+        wspace=0.08,
+    )
     for i, (ax, task_id) in enumerate(zip(axes.flat, tasks, strict=False)):
         present = [r for r in range(len(runs)) if (task_id, r) in shares]
         bottom = np.zeros(len(present))
         for outcome in used:
             heights = np.array([100.0 * shares[(task_id, r)].get(outcome, 0.0) for r in present])
-            ax.bar(range(len(present)), heights, bottom=bottom, color=OUTCOME_COLOURS[outcome], width=0.75,
-                   label=outcome)
+            ax.bar(
+                range(len(present)), heights, bottom=bottom, color=OUTCOME_COLOURS[outcome], width=0.75, label=outcome
+            )
             bottom += heights
         bottom_row = i + ncols >= len(tasks)
         if not complete or bottom_row:
-            ax.set_xticks(range(len(present)), [runs[r].condition.label for r in present], rotation=40,
-                          ha="right", fontsize=6)
+            ax.set_xticks(
+                range(len(present)), [runs[r].condition.label for r in present], rotation=40, ha="right", fontsize=6
+            )
         else:
             ax.set_xticks(range(len(present)), [])
         ax.set_title(task_id, fontsize=7, pad=2)
         ax.set_ylim(0, 100)
         ax.tick_params(labelsize=6, length=2)
-    for ax in list(axes.flat)[len(tasks):]:
+    for ax in list(axes.flat)[len(tasks) :]:
         ax.axis("off")
     for ax in axes[:, 0]:
         ax.set_ylabel("% of episodes", fontsize=7)
@@ -181,7 +188,9 @@ def prefix_completion(runs: Sequence[Run], task_id: str, stem: Path) -> list[Pat
                 ops[cp.index] = cp.op.value[0].upper() + ("*" if cp.optional else "")
         x = np.arange(1, n_cp + 1)
         value = 100.0 * done / np.maximum(total, 1)
-        band = np.array([wilson_interval(int(k), int(n)) if n else (np.nan, np.nan) for k, n in zip(done, total, strict=True)])
+        band = np.array(
+            [wilson_interval(int(k), int(n)) if n else (np.nan, np.nan) for k, n in zip(done, total, strict=True)]
+        )
         colour = colours[run.condition.label]
         ax.plot(x, value, marker="o", markersize=4, color=colour, label=f"{run.condition.label} (n={len(records)})")
         ax.fill_between(x, 100 * band[:, 0], 100 * band[:, 1], color=colour, alpha=0.12, linewidth=0)
@@ -213,8 +222,9 @@ def sr_vs_replan(runs: Sequence[Run], stem: Path) -> list[Path]:
     legend_in = 0.06 * max(len(key) for key in series) + 0.7
     width, height = 2.4 * len(panels) + 0.7 + legend_in, 3.0
     fig, axes = plt.subplots(1, len(panels), figsize=(width, height), squeeze=False, sharey=True)
-    fig.subplots_adjust(left=0.6 / width, right=1 - legend_in / width, bottom=0.55 / height,
-                        top=1 - 0.6 / height, wspace=0.08)
+    fig.subplots_adjust(
+        left=0.6 / width, right=1 - legend_in / width, bottom=0.55 / height, top=1 - 0.6 / height, wspace=0.08
+    )
     for ax, panel in zip(axes[0], panels, strict=True):
         for s, (key, members) in enumerate(series.items()):
             xs, ys, lo, hi = [], [], [], []
@@ -230,8 +240,17 @@ def sr_vs_replan(runs: Sequence[Run], stem: Path) -> list[Path]:
                 lo.append(100 * (rate["value"] - low))
                 hi.append(100 * (high - rate["value"]))
             if xs:
-                ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", markersize=4, capsize=2, color=colours[key],
-                            label=key, linewidth=1.2)
+                ax.errorbar(
+                    xs,
+                    ys,
+                    yerr=[lo, hi],
+                    marker="o",
+                    markersize=4,
+                    capsize=2,
+                    color=colours[key],
+                    label=key,
+                    linewidth=1.2,
+                )
         ax.set_xscale("log")
         ax.set_xticks(ks, [str(k) for k in ks], fontsize=7)
         ax.minorticks_off()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memobench.report.runs import Run
-from memobench.report.table import Table, to_html
+from memobench.report.table_formats import Table, to_html
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;
@@ -61,21 +61,35 @@ def _figure(png: Path, alt: str) -> str:
 def _video_cell(src: str | None, outcome: str) -> str:
     if src is None:
         return f'<div class="none">no {outcome} video recorded</div>'
-    return (f'<div><video controls preload="metadata" src="{html.escape(src)}"></video>'
-            f'<br><a href="{html.escape(src)}">{html.escape(Path(src).name)}</a></div>')
+    return (
+        f'<div><video controls preload="metadata" src="{html.escape(src)}"></video>'
+        f'<br><a href="{html.escape(src)}">{html.escape(Path(src).name)}</a></div>'
+    )
 
 
-def render_page(runs: Sequence[Run], tables: Sequence[Table], figures: dict[str, Path],
-                tasks: Sequence[TaskSection], generated_by: str) -> str:
+def render_page(
+    runs: Sequence[Run],
+    tables: Sequence[Table],
+    figures: dict[str, Path],
+    tasks: Sequence[TaskSection],
+    generated_by: str,
+) -> str:
     """The whole page. ``figures`` maps a title to a PNG path (embedded in that order)."""
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>MEMOBench report</title>", f"<style>{CSS}</style></head><body>",
-             "<h1>MEMOBench report</h1>",
-             '<nav><a href="#runs">runs</a><a href="#tables">tables</a><a href="#figures">figures</a>'
-             '<a href="#tasks">tasks</a></nav>']
-    parts += ['<h2 id="runs">Runs</h2>', _runs_table(runs),
-              f'<p class="meta">{html.escape(generated_by)}. Every number is computed from the runs\' '
-              "ledger.jsonl files.</p>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>MEMOBench report</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>MEMOBench report</h1>",
+        '<nav><a href="#runs">runs</a><a href="#tables">tables</a><a href="#figures">figures</a>'
+        '<a href="#tasks">tasks</a></nav>',
+    ]
+    parts += [
+        '<h2 id="runs">Runs</h2>',
+        _runs_table(runs),
+        f'<p class="meta">{html.escape(generated_by)}. Every number is computed from the runs\' '
+        "ledger.jsonl files.</p>",
+    ]
     parts.append('<h2 id="tables">Tables</h2>')
     for table in tables:
         parts.append(f'<div class="scroll">{to_html(table)}</div>')
@@ -90,8 +104,11 @@ def render_page(runs: Sequence[Run], tables: Sequence[Table], figures: dict[str,
         if section.videos:
             rows = ['<div class="videos"><b>condition</b><b>success</b><b>failure</b>']
             for label, success, failure in section.videos:
-                rows += [f"<div>{html.escape(label)}</div>", _video_cell(success, "success"),
-                         _video_cell(failure, "failure")]
+                rows += [
+                    f"<div>{html.escape(label)}</div>",
+                    _video_cell(success, "success"),
+                    _video_cell(failure, "failure"),
+                ]
             rows.append("</div>")
             parts.append("\n".join(rows))
         else:
@@ -101,14 +118,18 @@ def render_page(runs: Sequence[Run], tables: Sequence[Table], figures: dict[str,
 
 
 def _runs_table(runs: Sequence[Run]) -> str:
-    rows = ["<table class=\"t\"><thead><tr><th>condition</th><th>episodes</th><th>tasks</th>"
-            "<th>seed base</th><th>horizon</th><th>folders</th></tr></thead><tbody>"]
+    rows = [
+        '<table class="t"><thead><tr><th>condition</th><th>episodes</th><th>tasks</th>'
+        "<th>seed base</th><th>horizon</th><th>folders</th></tr></thead><tbody>"
+    ]
     for run in runs:
         protocol = run.manifests[0].get("protocol", {}) if run.manifests else {}
         horizon = protocol.get("horizon") or "task default"
         folders = "<br>".join(html.escape(str(f)) for f in run.folders)
-        rows.append(f"<tr><td>{html.escape(run.condition.label)}</td><td class=\"num\">{len(run.records)}</td>"
-                    f"<td class=\"num\">{len(run.task_ids)}</td><td class=\"num\">{protocol.get('seed', '?')}</td>"
-                    f"<td>{html.escape(str(horizon))}</td><td>{folders}</td></tr>")
+        rows.append(
+            f'<tr><td>{html.escape(run.condition.label)}</td><td class="num">{len(run.records)}</td>'
+            f'<td class="num">{len(run.task_ids)}</td><td class="num">{protocol.get("seed", "?")}</td>'
+            f"<td>{html.escape(str(horizon))}</td><td>{folders}</td></tr>"
+        )
     rows.append("</tbody></table>")
     return "\n".join(rows)

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memobench.evaluation.records import EpisodeRecord
+from memobench.core.records import EpisodeRecord
 from memobench.metrics.aggregate import summarize
+from memobench.report.result_tables import MAIN_METRICS
 from memobench.report.runs import Condition, Run
-from memobench.report.table import Table, pct
-from memobench.report.tables import MAIN_METRICS
+from memobench.report.table_formats import Table, pct
 
 
 def gap_closed(standard: float | None, oracle: float | None) -> float | None:
@@ -44,7 +44,9 @@ class OraclePair:
         return len(self.standard_records)
 
 
-def shared_episodes(a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord]) -> tuple[list[EpisodeRecord], list[EpisodeRecord]]:
+def shared_episodes(
+    a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord]
+) -> tuple[list[EpisodeRecord], list[EpisodeRecord]]:
     """The records of ``a`` and ``b`` whose (task, seed) both hold, in the same order."""
     index_b = {(r.task_id, r.seed): r for r in b}
     pairs = [(r, index_b[(r.task_id, r.seed)]) for r in a if (r.task_id, r.seed) in index_b]
@@ -129,10 +131,12 @@ def oracle_table(runs: Sequence[Run]) -> Table | None:
             rows.append(ident + cells)
             csv_rows.append([c.policy, c.replan_steps, c.memory_oracle, row["group"], row["episodes"], *raw])
     groups = [("", 5)] + [(m, 3) for m in MAIN_METRICS]
-    notes = ("Standard vs oracle memory on the episodes both ran (same task and seed), in %. Gap closed = "
-             "(oracle - standard) / (100 - standard): the share of the distance to 100% that perfect "
-             f"memory content closes; {chr(0x2013)} when the standard is already 100% or undefined. "
-             "Macro row: standard and oracle are the unweighted means over memory types; its gap closed "
-             "is the mean of the per-type gaps closed (over the types where one is defined), not the gap "
-             "between the two means.")
+    notes = (
+        "Standard vs oracle memory on the episodes both ran (same task and seed), in %. Gap closed = "
+        "(oracle - standard) / (100 - standard): the share of the distance to 100% that perfect "
+        f"memory content closes; {chr(0x2013)} when the standard is already 100% or undefined. "
+        "Macro row: standard and oracle are the unweighted means over memory types; its gap closed "
+        "is the mean of the per-type gaps closed (over the types where one is defined), not the gap "
+        "between the two means."
+    )
     return Table("oracle", "Oracle memory: gap closed", header, rows, csv_header, csv_rows, groups, notes)

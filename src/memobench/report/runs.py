@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from memobench.core.records import EpisodeRecord
+from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
-from memobench.evaluation.records import EpisodeRecord
+from memobench.evaluation.protocol import stored_protocol
 from memobench.evaluation.run_folder import RUN_JSON
 from memobench.metrics.aggregate import summarize
-from memobench.spec import LanguageLevel
 
 ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
 
@@ -90,7 +92,8 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     """(condition, run.json content, ledger records) of one run folder.
 
     Raises :class:`ReportError` when the folder, its ``run.json`` or its
-    ledger is missing or unreadable.
+    ledger is missing or unreadable, or when a ledger record's task is not one of
+    the run's tasks (``run.json``'s ``tasks``), see :func:`check_task_ids`.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -103,15 +106,53 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     try:
         manifest = json.loads(run_json.read_text())
         protocol = manifest["protocol"]
-        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]),
-                              protocol.get("memory_oracle"))
+        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]), protocol.get("memory_oracle"))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
         records = read_ledger(ledger)
     except ValueError as e:  # LedgerError names file and line
         raise ReportError(str(e)) from None
+    check_task_ids(run_json, manifest, ledger, records)
     return condition, manifest, records
+
+
+def check_task_ids(run_json: Path, manifest: dict[str, Any], ledger: Path, records: Sequence[EpisodeRecord]) -> None:
+    """Refuse task ids that are not the run's: each record's must be a key of ``run.json``'s ``tasks``,
+    and those must be well-formed task ids (``T03-check-all-drawers``).
+
+    Task ids become file and folder names in a report, so this is also what keeps a
+    crafted ledger (a task id of ``../../x``) from naming paths; the report's writers
+    check their final paths too (:mod:`memobench.report.paths`).
+    """
+    tasks = manifest.get("tasks")
+    if not isinstance(tasks, dict):
+        raise ReportError(f"{run_json}: no 'tasks' mapping (the run's task ids); is this a `memobench eval` run.json?")
+    for task_id in tasks:
+        if not re.fullmatch(TASK_ID_PATTERN, task_id):
+            raise ReportError(f"{run_json}: {task_id!r} in 'tasks' is not a task id (like T03-check-all-drawers)")
+    for record in records:
+        if record.task_id not in tasks:
+            raise ReportError(
+                f"{ledger}:{_ledger_line(ledger, record)}: task id {record.task_id!r} is not a task "
+                f"of this run ({run_json} lists {', '.join(sorted(tasks)) or 'none'})"
+            )
+
+
+def _ledger_line(ledger: Path, record: EpisodeRecord) -> int | str:
+    """The line number of ``record`` in ``ledger`` (its first line with that task and episode), else '?'."""
+    with ledger.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                fields = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(fields, dict) and (fields.get("task_id"), fields.get("episode")) == (
+                record.task_id,
+                record.episode,
+            ):
+                return number
+    return "?"
 
 
 def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
@@ -142,14 +183,17 @@ def load_runs(folders: Iterable[str | os.PathLike[str]]) -> list[Run]:
     if not runs:
         raise ReportError("no run folders given")
     if not any(run.records for run in runs.values()):
-        raise ReportError("the ledgers of " + ", ".join(str(f) for run in runs.values() for f in run.folders)
-                          + " hold no episode yet; nothing to report")
+        raise ReportError(
+            "the ledgers of "
+            + ", ".join(str(f) for run in runs.values() for f in run.folders)
+            + " hold no episode yet; nothing to report"
+        )
     return [runs[c] for c in sorted(runs, key=Condition.sort_key)]
 
 
 def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[str, Any]) -> None:
     """Folders merged into one condition must mean the same thing per episode."""
-    pa, pb = a.get("protocol", {}), b.get("protocol", {})
+    pa, pb = stored_protocol(a.get("protocol", {})), stored_protocol(b.get("protocol", {}))
     diffs = [key for key in sorted(set(pa) | set(pb)) if pa.get(key) != pb.get(key)]
     if diffs:
         key = diffs[0]
@@ -161,7 +205,7 @@ def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[st
 
 def memory_types_present(runs: Sequence[Run]) -> list[str]:
     """Memory types with at least one record in any run, in ``MemoryType`` order."""
-    from memobench.spec import MemoryType
+    from memobench.core.spec import MemoryType
 
     seen = {r.memory_type for run in runs for r in run.records}
     return [mt.value for mt in MemoryType if mt in seen]

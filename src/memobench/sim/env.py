@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memobench.core.bddl_check import BddlError, check_problem
 from memobench.sim.gl import configure_gl, require_rendering
+from memobench.sim.registry import libero_vocabulary
 
 configure_gl()
 
@@ -83,6 +85,11 @@ class Snapshot:
     body_quat: np.ndarray | None = None
     controller: dict = field(default_factory=dict)
     gripper_action: np.ndarray | None = None
+    # robosuite samples each observation once per control step, at a substep set by a
+    # per-observable timer, and keeps the value: both belong to the state as much as
+    # the physics does (docs/design.md, "Exact cue restore").
+    observables: dict = field(default_factory=dict)
+    obs_cache: dict = field(default_factory=dict)
     timestep: int = 0
     cur_time: float = 0.0
 
@@ -93,6 +100,10 @@ _PLAIN = (np.ndarray, int, float, bool, type(None))
 class SimEnv:
     """A LIBERO env built from BDDL text, with deterministic reset, snapshot and rendering.
 
+    The text is checked first (:func:`memobench.core.bddl_check.check_problem` against
+    LIBERO's registries); text it refuses raises :class:`EnvBuildError` before LIBERO
+    sees it. Every env MEMOBench builds goes through here.
+
     ``render=False`` builds no offscreen renderer (no OpenGL at all): the fast,
     camera-free mode. ``render=True`` renders only when :meth:`render` is called.
     """
@@ -102,6 +113,10 @@ class SimEnv:
             require_rendering()
         self.renders = render
         env_cls = _import_libero()
+        try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
+            check_problem(bddl, libero_vocabulary())
+        except BddlError as e:
+            raise EnvBuildError(f"refusing the BDDL problem: {e}") from e
         fd, path = tempfile.mkstemp(suffix=".bddl", prefix="memobench-")
         try:
             with os.fdopen(fd, "w") as f:
@@ -160,15 +175,27 @@ class SimEnv:
             [obs["robot0_eef_pos"], quat2axisangle(obs["robot0_eef_quat"]), obs["robot0_gripper_qpos"]]
         ).astype(np.float32)
 
+    def observations(self) -> dict[str, np.ndarray]:
+        """Copies of LIBERO's observations at this step, by LIBERO's names: the robot's
+        proprioception and every object's pose (no images: they are rendered on request).
+        :meth:`robot_state` and :meth:`proprio` are read from these."""
+        obs = self._last_obs
+        if obs is None:
+            raise RuntimeError("observations() before reset()")
+        return {name: np.array(value) for name, value in obs.items()}
+
     def proprio(self) -> dict[str, np.ndarray]:
         """The robot's proprioception at this step, in the LIBERO/robomimic observation names:
         ``ee_pos`` (3), ``ee_ori`` (quaternion xyzw, 4), ``gripper_states`` (2), ``joint_states`` (7)."""
         obs = self._last_obs
         if obs is None:
             raise RuntimeError("proprio() before reset()")
-        return {"ee_pos": np.array(obs["robot0_eef_pos"]), "ee_ori": np.array(obs["robot0_eef_quat"]),
-                "gripper_states": np.array(obs["robot0_gripper_qpos"]),
-                "joint_states": np.array(obs["robot0_joint_pos"])}
+        return {
+            "ee_pos": np.array(obs["robot0_eef_pos"]),
+            "ee_ori": np.array(obs["robot0_eef_quat"]),
+            "gripper_states": np.array(obs["robot0_gripper_qpos"]),
+            "joint_states": np.array(obs["robot0_joint_pos"]),
+        }
 
     def render(self, camera: str, size: int) -> np.ndarray:
         """An upright uint8 [size, size, 3] frame from ``camera`` ("agentview" or "wrist")."""
@@ -232,13 +259,15 @@ class SimEnv:
         # The controller caches goals and kinematics (ee pose, Jacobians, mass matrix)
         # between steps, some stale by design; copy every plain value so that the
         # restored controller is the same object state, not a recomputed one.
-        ctrl = {k: _copy(v) for k, v in vars(robot.controller).items() if isinstance(v, _PLAIN)}
+        ctrl = _plain_values(robot.controller)
         return Snapshot(
             data=data,
             body_pos=m.body_pos.copy(),
             body_quat=m.body_quat.copy(),
             controller=ctrl,
             gripper_action=_copy(getattr(robot.gripper, "current_action", None)),
+            observables={name: _plain_values(o) for name, o in self.libero._observables.items()},
+            obs_cache={k: _copy(v) for k, v in self.libero._obs_cache.items()},
             timestep=self.libero.timestep,
             cur_time=self.libero.cur_time,
         )
@@ -261,8 +290,16 @@ class SimEnv:
             setattr(robot.controller, k, _copy(v))
         if snap.gripper_action is not None:
             robot.gripper.current_action = _copy(snap.gripper_action)
+        for name, values in snap.observables.items():
+            observable = self.libero._observables[name]
+            for k, v in values.items():
+                setattr(observable, k, _copy(v))
+        self.libero._obs_cache = {k: _copy(v) for k, v in snap.obs_cache.items()}
         self.libero.timestep, self.libero.cur_time = snap.timestep, snap.cur_time
-        self._last_obs = self.libero._get_observations(force_update=True)
+        # The observations as they were at the snapshot, not re-sampled: a re-sample reads
+        # the step's last substep where the step sampled an earlier one, and advances every
+        # sampling timer, so all later observations would be sampled one substep late.
+        self._last_obs = self.libero._get_observations()
 
     def physics_state(self) -> np.ndarray:
         """The full MuJoCo integration state as a flat float64 vector (for comparisons)."""
@@ -281,6 +318,11 @@ class SimEnv:
                 # if that is another env's, it frees *that* env's textures and buffers.
                 self.sim._render_context_offscreen.gl_ctx.make_current()
             self._env.close()
+
+
+def _plain_values(obj) -> dict:
+    """Copies of an object's plain attributes (arrays, numbers, flags): its restorable state."""
+    return {k: _copy(v) for k, v in vars(obj).items() if isinstance(v, _PLAIN)}
 
 
 def _copy(value):

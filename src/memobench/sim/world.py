@@ -1,4 +1,4 @@
-"""The simulator-backed :class:`~memobench.sim.predicates.StateView`.
+"""The simulator-backed :class:`~memobench.core.predicates.StateView`.
 
 Answers state predicates on the current step of a :class:`SimEnv`. Spatial
 relations (on, in, open, closed, turned on/off) reuse LIBERO's own object-state

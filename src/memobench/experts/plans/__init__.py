@@ -26,8 +26,11 @@ class NoPlanError(KeyError):
 
 def _plan_class(module_name: str) -> type[Plan]:
     module = importlib.import_module(f"{__name__}.{module_name}")
-    found = [v for v in vars(module).values()
-             if isinstance(v, type) and issubclass(v, Plan) and v.__module__ == module.__name__ and v.task_id]
+    found = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, Plan) and v.__module__ == module.__name__ and v.task_id
+    ]
     if len(found) != 1:
         raise TypeError(f"{module.__file__}: expected one Plan subclass with a task_id, found {len(found)}")
     return found[0]

@@ -94,8 +94,7 @@ def handlings(cue_states: Sequence[np.ndarray]) -> list[Handling]:
     return found
 
 
-def nearest(point: np.ndarray, candidates: Sequence[str], scene: Scene,
-            radius: float = HANDLE_RADIUS) -> str | None:
+def nearest(point: np.ndarray, candidates: Sequence[str], scene: Scene, radius: float = HANDLE_RADIUS) -> str | None:
     """The candidate whose origin in ``scene`` is nearest ``point`` in xy, if within ``radius``."""
     if not candidates:
         return None
@@ -104,8 +103,9 @@ def nearest(point: np.ndarray, candidates: Sequence[str], scene: Scene,
     return candidates[best] if distances[best] < radius else None
 
 
-def moves(cue_states: Sequence[np.ndarray], objects: Sequence[str], places: Sequence[str],
-          scene: Scene) -> list[tuple[str, str]]:
+def moves(
+    cue_states: Sequence[np.ndarray], objects: Sequence[str], places: Sequence[str], scene: Scene
+) -> list[tuple[str, str]]:
     """(object, place) for each grasp of the cue that took one of ``objects`` and let it go at one of ``places``.
 
     Both are read against where things stood in ``scene`` (the initial scene):

@@ -75,6 +75,7 @@ def in_drawer(scene: Scene, item: HiddenItem, level: str) -> bool:
 def drop_point(item: HiddenItem, level: str):
     def target(scene: Scene) -> np.ndarray:
         return scene.pos(region_name(level)) + pull_axis(scene, level) * item.drawer_inset
+
     return target
 
 
@@ -87,18 +88,22 @@ class StoreItem(Chain):
 
     def __init__(self, item: HiddenItem, level: str):
         self.level = level
-        super().__init__([
-            pick(item.name, item.grasp_height),
-            place_at(drop_point(item, level), release_height=item.drawer_release, carry_height=0.12),
-            Verify(lambda s: in_drawer(s, item, level), name=f"{item.name} in drawer"),
-            CloseDrawer(level, speed=item.close_speed),
-        ], name=f"store {item.name} in {level}")
+        super().__init__(
+            [
+                pick(item.name, item.grasp_height),
+                place_at(drop_point(item, level), release_height=item.drawer_release, carry_height=0.12),
+                Verify(lambda s: in_drawer(s, item, level), name=f"{item.name} in drawer"),
+                CloseDrawer(level, speed=item.close_speed),
+            ],
+            name=f"store {item.name} in {level}",
+        )
 
 
 def pick_from_drawer(item: HiddenItem, level: str, lift_z: float) -> Chain:
     """Grasp the item in an open drawer: the palm only fits between the side walls at one y,
     so line up on it above the walls and keep it while going down (the fingers, closing
     along y, centre the item between them)."""
+
     def at(height: float):
         def target(scene: Scene) -> np.ndarray:
             p = scene.pos(item.name)
@@ -108,25 +113,32 @@ def pick_from_drawer(item: HiddenItem, level: str, lift_z: float) -> Chain:
                 front = handle_pos(scene, LEVELS[above])[0] - item.handle_clear
                 x = min(x, max(front, p[0] - item.grasp_back))
             return np.array([x, palm_y_in(scene, level), p[2] + height])
+
         return target
 
-    return Chain([
-        MoveTo(at(0.14), DOWN, OPEN, tol=0.01, name="over"),
-        MoveTo(at(0.09), DOWN, OPEN, tol=0.002, max_speed=0.4, name="line up"),
-        MoveTo(at(item.grasp_height), DOWN, OPEN, tol=0.006, max_speed=0.3, name="descend"),
-        Grip(CLOSE, name="close"),
-        Rise(lift_z, DOWN, CLOSE, name="lift"),
-    ], name=f"pick {item.name} from {level}")
+    return Chain(
+        [
+            MoveTo(at(0.14), DOWN, OPEN, tol=0.01, name="over"),
+            MoveTo(at(0.09), DOWN, OPEN, tol=0.002, max_speed=0.4, name="line up"),
+            MoveTo(at(item.grasp_height), DOWN, OPEN, tol=0.006, max_speed=0.3, name="descend"),
+            Grip(CLOSE, name="close"),
+            Rise(lift_z, DOWN, CLOSE, name="lift"),
+        ],
+        name=f"pick {item.name} from {level}",
+    )
 
 
 class RetrieveItem(Chain):
     """Pick the item out of the open drawer and put it on the plate."""
 
     def __init__(self, item: HiddenItem, level: str, item_z: float):
-        super().__init__([
-            pick_from_drawer(item, level, item_z + 0.16),
-            to_plate(item),
-        ], name=f"{item.name} to plate")
+        super().__init__(
+            [
+                pick_from_drawer(item, level, item_z + 0.16),
+                to_plate(item),
+            ],
+            name=f"{item.name} to plate",
+        )
 
 
 class HideAndRetrievePlan(Plan):
@@ -142,8 +154,11 @@ class HideAndRetrievePlan(Plan):
             # the item was seen in the drawer (Verify passed) before it was closed
             memory["item_in"] = finished.level
             memory["stage"] = "retrieve"
-        elif (isinstance(finished, CloseDrawer) and memory.get("stage") == "store"
-              and in_drawer(scene, self.item, finished.level)):
+        elif (
+            isinstance(finished, CloseDrawer)
+            and memory.get("stage") == "store"
+            and in_drawer(scene, self.item, finished.level)
+        ):
             memory["item_in"] = finished.level  # closed over the item after a failed store chain
             memory["stage"] = "retrieve"
 
@@ -156,8 +171,13 @@ class HideAndRetrievePlan(Plan):
         stage = memory.get("stage")  # None: no memory
         if scene.grasped(name):
             if stage != "retrieve" and opened:  # a drawer open for it: this item goes in
-                return Chain([place_at(drop_point(item, opened[0]), release_height=item.drawer_release),
-                              CloseDrawer(opened[0], speed=item.close_speed)], name="drop in drawer")
+                return Chain(
+                    [
+                        place_at(drop_point(item, opened[0]), release_height=item.drawer_release),
+                        CloseDrawer(opened[0], speed=item.close_speed),
+                    ],
+                    name="drop in drawer",
+                )
             return to_plate(item)
         if scene.hidden(name):
             if opened:  # an open drawer, and the item is not in it: close it again

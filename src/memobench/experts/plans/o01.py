@@ -17,7 +17,9 @@ CARTONS = ("milk_1", "milk_2")
 GRASP_HEIGHT = 0.045  # above the carton's origin (mid-height); at 0.03 or lower the gable top wedges in the fingers
 LIFT = 0.27  # hand above the table after the grasp: the held carton clears the other (13 cm tall)
 CARRY = 0.13  # hand above its release pose while carrying over the plate
-RESTING = 0.080  # carton origin over the plate's origin at release: standing on it (plate 1.6 cm + 7 cm) pressed ~6 mm, so it touches
+# carton origin over the plate's origin at release: standing on it (plate 1.6 cm + 7 cm) pressed
+# ~6 mm, so it touches
+RESTING = 0.080
 
 
 def release_pose(carton: str):
@@ -26,6 +28,7 @@ def release_pose(carton: str):
     Steered by the carton itself (hand offset read live), so a carton that slid
     in the fingers still lands centred and touching the plate.
     """
+
     def target(scene: Scene) -> np.ndarray:
         goal = scene.pos("plate_1") + np.array([0.0, 0.0, RESTING])
         return goal + scene.eef_pos() - scene.pos(carton)

@@ -29,6 +29,7 @@ RELEASE = 0.035  # hand over the bowl's origin (its bottom) at the release: the 
 def over_bowl(bowl: str):
     def target(scene: Scene) -> np.ndarray:
         return scene.pos(bowl)
+
     return target
 
 
@@ -43,8 +44,7 @@ class CuedBowlPlan(Plan):
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if scene.grasped(BUTTER):
             bowl = memory.get("cued") or self.choose(BOWLS, rng)
-            return place_at(over_bowl(bowl), carry_height=CARRY, release_height=RELEASE,
-                            held=BUTTER)
+            return place_at(over_bowl(bowl), carry_height=CARRY, release_height=RELEASE, held=BUTTER)
         if any(scene.check("on", BUTTER, b) for b in BOWLS):
             return None  # the butter lies in a bowl: as far as the scene tells, done
         return pick(BUTTER, GRASP_HEIGHT, lift=LIFT)

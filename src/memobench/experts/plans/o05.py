@@ -43,6 +43,7 @@ RELEASE_GAP = 0.006  # mug's bottom over the floor when letting go
 def grip_point(mug: str, back: float):
     def target(scene: Scene) -> np.ndarray:
         return scene.pos(mug) + scene.rot(mug) @ GRIP_LOCAL + np.array([0.0, 0.0, back])
+
     return target
 
 
@@ -59,33 +60,42 @@ class _Holding(Skill):
 
 def pick_mug(mug: str) -> Chain:
     """Grasp ``mug`` by its rim (fingers either side of the -x wall) and lift it."""
-    return Chain([
-        MoveTo(grip_point(mug, APPROACH), ROT, OPEN, tol=0.01, name="over"),
-        MoveTo(grip_point(mug, 0.0), ROT, OPEN, tol=0.005, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=ROT, name="close"),
-        Rise(LIFT_Z, ROT, CLOSE, name="lift"),
-        _Holding(mug),
-    ], name=f"pick {mug}")
+    return Chain(
+        [
+            MoveTo(grip_point(mug, APPROACH), ROT, OPEN, tol=0.01, name="over"),
+            MoveTo(grip_point(mug, 0.0), ROT, OPEN, tol=0.005, max_speed=0.5, name="descend"),
+            Grip(CLOSE, rot=ROT, name="close"),
+            Rise(LIFT_Z, ROT, CLOSE, name="lift"),
+            _Holding(mug),
+        ],
+        name=f"pick {mug}",
+    )
 
 
 def place_on_tray(mug: str) -> Chain:
     """Carry the held mug over the tray's origin, lower it onto the floor, let go, rise."""
+
     def hand_for(extra: float):
         def target(scene: Scene) -> np.ndarray:
             goal = scene.pos(TRAY) + np.array([0.0, 0.0, TRAY_FLOOR + RELEASE_GAP + extra])
             return goal + scene.eef_pos() - scene.pos(mug)
+
         return target
 
     def carry_to(scene: Scene) -> np.ndarray:  # over the release pose, at the lift height
         return np.array([*hand_for(0.0)(scene)[:2], LIFT_Z])
 
-    return Chain([
-        MoveTo(carry_to, ROT, CLOSE, tol=0.012, name="carry"),
-        MoveTo(hand_for(CARRY), ROT, CLOSE, tol=0.008, name="over tray"),
-        MoveTo(hand_for(0.0), ROT, CLOSE, tol=0.005, max_speed=0.5, name="lower"),
-        Grip(OPEN, rot=ROT, name="release"),
-        Rise(LIFT_Z, ROT, OPEN, name="retreat"),
-    ], name=f"place {mug} on tray", tolerant=True)
+    return Chain(
+        [
+            MoveTo(carry_to, ROT, CLOSE, tol=0.012, name="carry"),
+            MoveTo(hand_for(CARRY), ROT, CLOSE, tol=0.008, name="over tray"),
+            MoveTo(hand_for(0.0), ROT, CLOSE, tol=0.005, max_speed=0.5, name="lower"),
+            Grip(OPEN, rot=ROT, name="release"),
+            Rise(LIFT_Z, ROT, OPEN, name="retreat"),
+        ],
+        name=f"place {mug} on tray",
+        tolerant=True,
+    )
 
 
 class CuedMugPlan(Plan):

@@ -42,6 +42,7 @@ B_RELEASE_EXTRA = 0.015  # release B this much higher over the plate: a finger p
 def plate_spot(offset: np.ndarray):
     def target(scene: Scene) -> np.ndarray:
         return scene.pos(PLATE) + offset
+
     return target
 
 
@@ -55,8 +56,9 @@ class Fetch(Chain):
 
     def __init__(self, item: HiddenItem, level: str, item_z: float, offset: np.ndarray, extra: float = 0.0):
         self.item, self.level = item, level
-        super().__init__([pick_from_drawer(item, level, item_z + 0.16), serve(item, offset, extra)],
-                         name=f"{item.name} to plate")
+        super().__init__(
+            [pick_from_drawer(item, level, item_z + 0.16), serve(item, offset, extra)], name=f"{item.name} to plate"
+        )
 
 
 class Deferred(Skill):
@@ -94,17 +96,25 @@ class OneDrawerBothPlan(Plan):
         if "stage" not in memory:  # memoryless
             return
         level = getattr(finished, "level", None)
-        if (isinstance(finished, CloseDrawer | StackAndClose) and is_closed(scene, level)
-                and in_drawer(scene, self.top, level) and in_drawer(scene, self.bottom, level)):
+        if (
+            isinstance(finished, CloseDrawer | StackAndClose)
+            and is_closed(scene, level)
+            and in_drawer(scene, self.top, level)
+            and in_drawer(scene, self.bottom, level)
+        ):
             memory["both_in"], memory["stage"] = level, "retrieve"
 
     # -- skills ----------------------------------------------------------------------------
     def store_bottom(self, level: str) -> Chain:
         b = self.bottom
-        return Chain([pick(b.name, b.grasp_height, lift=LIFT),
-                      place_at(drop_point(b, level), release_height=b.drawer_release, carry_height=0.12),
-                      Verify(lambda s: in_drawer(s, b, level), name=f"{b.name} in drawer")],
-                     name=f"store {b.name} in {level}")
+        return Chain(
+            [
+                pick(b.name, b.grasp_height, lift=LIFT),
+                place_at(drop_point(b, level), release_height=b.drawer_release, carry_height=0.12),
+                Verify(lambda s: in_drawer(s, b, level), name=f"{b.name} in drawer"),
+            ],
+            name=f"store {b.name} in {level}",
+        )
 
     def open_and_fetch(self, level: str) -> Chain:
         """Open ``level``; if A is in it, take A to the plate (else stop: the drawer is shown empty)."""
@@ -114,6 +124,7 @@ class OneDrawerBothPlan(Plan):
             if not in_drawer(scene, a, level):
                 return None
             return Fetch(a, level, float(scene.pos(a.name)[2]), self.top_spot)
+
         return Chain([OpenDrawer(level), Deferred(fetch, name=f"fetch {a.name}")], name=f"open {level} and fetch")
 
     def fetch_bottom(self, scene: Scene, level: str) -> Fetch:
@@ -154,8 +165,10 @@ class OneDrawerBothPlan(Plan):
                 return self.fetch_bottom(scene, b_in[0])
             return StackAndClose(self, b_in[0])
         if a_plated:  # B lies in view outside the drawer (dropped on the way)
-            return Chain([pick(b.name, b.grasp_height, lift=0.25), serve(b, self.bottom_spot, B_RELEASE_EXTRA)],
-                         name=f"{b.name} to plate")
+            return Chain(
+                [pick(b.name, b.grasp_height, lift=0.25), serve(b, self.bottom_spot, B_RELEASE_EXTRA)],
+                name=f"{b.name} to plate",
+            )
         if opened and not a_in:  # the start: both on the table, the drawer open for them
             return self.store_bottom(opened[0])
         if a_in:  # A went in without B under it: take it out again
@@ -175,9 +188,15 @@ class StackAndClose(Chain):
 
         # back to the start pose first: straight from over the open top drawer to A, the palm
         # hit that drawer's side wall (measured)
-        parts: list[Skill] = [Rise(HOME[2], DOWN, OPEN, max_steps=60, name="rise"),
-                              MoveTo(HOME, DOWN, OPEN, tol=0.02, name="home"),
-                              pick(a.name, a.grasp_height, lift=LIFT)] if pick_first else []
+        parts: list[Skill] = (
+            [
+                Rise(HOME[2], DOWN, OPEN, max_steps=60, name="rise"),
+                MoveTo(HOME, DOWN, OPEN, tol=0.02, name="home"),
+                pick(a.name, a.grasp_height, lift=LIFT),
+            ]
+            if pick_first
+            else []
+        )
         parts += [
             place_at(on_b, release_height=plan.stack_height, carry_height=0.12),
             Verify(lambda s: in_drawer(s, a, level) and in_drawer(s, b, level), name="both in drawer"),

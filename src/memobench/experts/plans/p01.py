@@ -62,8 +62,7 @@ class AssemblyPlan(Plan):
         if inside and scene.check("on", BOWL, PLATE) and not held:
             return None  # an item in the bowl, the bowl on the plate: as far as the scene tells, done
         if BOWL in held:
-            return set_down(BOWL, lambda s: s.pos(PLATE) + np.array([0.0, 0.0, BOWL_ON_PLATE]),
-                            bowl_rot(scene, BOWL))
+            return set_down(BOWL, lambda s: s.pos(PLATE) + np.array([0.0, 0.0, BOWL_ON_PLATE]), bowl_rot(scene, BOWL))
         if held:  # an item in the hand: it goes in the bowl
             item = held[0]
             return set_down(item, lambda s: s.pos(BOWL) + np.array([0.0, 0.0, IN_BOWL]), DOWN)

@@ -33,8 +33,9 @@ IN_BOWL = 0.068  # butter's origin over the bowl's when letting go: fingers abov
 def clear(held: bool = False) -> Chain:
     """(Pick the butter and) drop it in the bowl."""
     parts = [] if held else [pick(BUTTER, GRASP_HEIGHT, lift=0.18)]
-    return Chain(parts + [set_down(BUTTER, lambda s: s.pos(BOWL) + np.array([0.0, 0.0, IN_BOWL]), DOWN)],
-                 name="butter into bowl")
+    return Chain(
+        parts + [set_down(BUTTER, lambda s: s.pos(BOWL) + np.array([0.0, 0.0, IN_BOWL]), DOWN)], name="butter into bowl"
+    )
 
 
 def put_back(scene: Scene, bottle: str) -> Skill:

@@ -50,8 +50,7 @@ from memobench.experts.skills import Chain, Skill
 BOWLS = ("akita_black_bowl_1", "red_akita_black_bowl_1", "white_bowl_1")
 
 # Resting height of a bowl's origin over the origin of the bowl it sits in (measured).
-NEST = {("akita", "akita"): 0.018, ("white", "akita"): 0.007, ("akita", "white"): 0.024,
-        ("white", "white"): 0.024}
+NEST = {("akita", "akita"): 0.018, ("white", "akita"): 0.007, ("akita", "white"): 0.024, ("white", "white"): 0.024}
 RELEASE_MARGIN = 0.006  # let go at least this much above the resting height
 RIM_CLEARANCE = 0.004  # ... and with the outer finger this much above the lower bowl's rim
 CARRY_MARGIN = 0.10  # held bowl's origin this much above the target's while carrying over it
@@ -112,8 +111,7 @@ class StackInOrderPlan(Plan):
     @staticmethod
     def _stacked(scene: Scene, held: str | None) -> list[tuple[str, str]]:
         """(upper, lower) pairs of bowls resting one in the other (neither in the hand)."""
-        return [(a, b) for a in BOWLS for b in BOWLS
-                if a != b and a != held and b != held and scene.check("on", a, b)]
+        return [(a, b) for a in BOWLS for b in BOWLS if a != b and a != held and b != held and scene.check("on", a, b)]
 
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         held_now = [b for b in BOWLS if scene.grasped(b)]

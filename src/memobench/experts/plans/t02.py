@@ -38,6 +38,7 @@ def pick_bowl() -> Chain:
 
 def place_bowl_on_plate() -> Chain:
     """Carry the held bowl over the plate (steered by the bowl's own origin), lower it, let go."""
+
     def goal(s: Scene, extra: float) -> np.ndarray:
         return s.pos(PLATE) + np.array([0.0, 0.0, ON_PLATE + extra])
 

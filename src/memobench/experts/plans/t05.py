@@ -49,13 +49,16 @@ def pick_bowl() -> Chain:
     def high(s: Scene) -> np.ndarray:
         return np.array([*at(0.09)(s)[:2], HIGH_Z])
 
-    return Chain([
-        MoveTo(high, rot, OPEN, tol=0.02, name="high"),
-        MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
-        MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
-        Grip(CLOSE, rot=rot, name="close"),
-        Rise(LIFT_Z, rot, CLOSE, name="lift"),
-    ], name=f"pick {BOWL}")
+    return Chain(
+        [
+            MoveTo(high, rot, OPEN, tol=0.02, name="high"),
+            MoveTo(at(0.09), rot, OPEN, tol=0.01, name="over"),
+            MoveTo(at(0.0), rot, OPEN, tol=0.005, max_speed=0.5, name="descend"),
+            Grip(CLOSE, rot=rot, name="close"),
+            Rise(LIFT_Z, rot, CLOSE, name="lift"),
+        ],
+        name=f"pick {BOWL}",
+    )
 
 
 def place_bowl() -> Chain:
@@ -65,14 +68,18 @@ def place_bowl() -> Chain:
     def hand_for(height: float):
         def goal(s: Scene) -> np.ndarray:
             return s.pos(PLATE) + np.array([0.0, 0.0, height]) + (s.eef_pos() - s.pos(BOWL))
+
         return goal
 
-    return Chain([
-        MoveTo(hand_for(RELEASE + CARRY), rot, CLOSE, tol=0.012, name="carry"),
-        MoveTo(hand_for(RELEASE), rot, CLOSE, tol=0.006, max_speed=0.5, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
-        Rise(LIFT_Z, rot, OPEN, name="retreat"),
-    ], name=f"place {BOWL} on {PLATE}")
+    return Chain(
+        [
+            MoveTo(hand_for(RELEASE + CARRY), rot, CLOSE, tol=0.012, name="carry"),
+            MoveTo(hand_for(RELEASE), rot, CLOSE, tol=0.006, max_speed=0.5, name="lower"),
+            Grip(OPEN, rot=rot, name="release"),
+            Rise(LIFT_Z, rot, OPEN, name="retreat"),
+        ],
+        name=f"place {BOWL} on {PLATE}",
+    )
 
 
 class MicrowaveThenBowlPlan(MicrowaveCheckPlan):

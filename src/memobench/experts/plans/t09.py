@@ -67,8 +67,9 @@ class PourTwicePlan(Plan):
                 again = self.choose((True, False), rng)
             if again:
                 return Pour(BOTTLE, BOWL)
-            return set_down(BOTTLE, set_down_spot, grasp_height=GRASP_HEIGHT,
-                            half_height=rest_height(scene, BOTTLE), park=PARK)
+            return set_down(
+                BOTTLE, set_down_spot, grasp_height=GRASP_HEIGHT, half_height=rest_height(scene, BOTTLE), park=PARK
+            )
         if np.linalg.norm(scene.eef_pos() - PARK) < PARK_RADIUS:
             return None  # parked: a set-down finished
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it

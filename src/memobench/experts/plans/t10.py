@@ -105,9 +105,14 @@ def tray_spot(scene: Scene) -> np.ndarray:
 
 def to_tray() -> Skill:
     """Carry the held bottle over the tray, let it go upright just over the tray's floor."""
-    return side_set_down(BOTTLE, tray_spot, POUR_YAW,
-                         release_z=lambda sc: sc.pos(TRAY)[2] + RELEASE_OVER_TRAY, carry_height=CARRY,
-                         carry_tilt=CARRY_TILT)
+    return side_set_down(
+        BOTTLE,
+        tray_spot,
+        POUR_YAW,
+        release_z=lambda sc: sc.pos(TRAY)[2] + RELEASE_OVER_TRAY,
+        carry_height=CARRY,
+        carry_tilt=CARRY_TILT,
+    )
 
 
 class PourTwiceMugThenTrayPlan(Plan):

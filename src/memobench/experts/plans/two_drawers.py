@@ -51,12 +51,15 @@ class Store(Chain):
 
     def __init__(self, item: HiddenItem, level: str):
         self.item, self.level = item, level
-        super().__init__([
-            pick(item.name, item.grasp_height, lift=LIFT),
-            place_at(drop_point(item, level), release_height=item.drawer_release, carry_height=0.12),
-            Verify(lambda s: in_drawer(s, item, level), name=f"{item.name} in drawer"),
-            CloseDrawer(level, speed=item.close_speed),
-        ], name=f"store {item.name} in {level}")
+        super().__init__(
+            [
+                pick(item.name, item.grasp_height, lift=LIFT),
+                place_at(drop_point(item, level), release_height=item.drawer_release, carry_height=0.12),
+                Verify(lambda s: in_drawer(s, item, level), name=f"{item.name} in drawer"),
+                CloseDrawer(level, speed=item.close_speed),
+            ],
+            name=f"store {item.name} in {level}",
+        )
 
 
 class DropAndClose(Chain):
@@ -64,8 +67,13 @@ class DropAndClose(Chain):
 
     def __init__(self, item: HiddenItem, level: str):
         self.item, self.level = item, level
-        super().__init__([place_at(drop_point(item, level), release_height=item.drawer_release),
-                          CloseDrawer(level, speed=item.close_speed)], name=f"drop {item.name} in {level}")
+        super().__init__(
+            [
+                place_at(drop_point(item, level), release_height=item.drawer_release),
+                CloseDrawer(level, speed=item.close_speed),
+            ],
+            name=f"drop {item.name} in {level}",
+        )
 
 
 HOME = np.array([-0.21, 0.0, 1.17])  # the hand's start pose (over the table, pointing down)
@@ -80,8 +88,14 @@ class OpenForB(Chain):
 
     def __init__(self, level: str):
         self.level = level
-        super().__init__([OpenDrawer(level), Rise(HOME[2], DOWN, OPEN, max_steps=60, name="rise"),
-                          MoveTo(HOME, DOWN, OPEN, tol=0.02, name="home")], name=f"open {level} for B")
+        super().__init__(
+            [
+                OpenDrawer(level),
+                Rise(HOME[2], DOWN, OPEN, max_steps=60, name="rise"),
+                MoveTo(HOME, DOWN, OPEN, tol=0.02, name="home"),
+            ],
+            name=f"open {level} for B",
+        )
 
 
 class TwoDrawersPlan(Plan):

@@ -1,0 +1,315 @@
+"""Ordered checkpoint tracker: prefix completion, stage scoring, extra-pour monitor.
+
+Semantics (docs/protocol.md, "Checkpoints" and "Commitments"):
+
+- **Prefix completion.** Checkpoint k is *eligible* once every *required*
+  checkpoint before it is complete. It completes at the first step at which
+  it is eligible and its predicate holds; that step is recorded. A predicate
+  that holds before its checkpoint is eligible does not count (an
+  out-of-order checkpoint does not count). Optional checkpoints never block
+  later ones; once eligible, an optional checkpoint stays eligible until it
+  completes (even after later required checkpoints completed).
+- **History is per checkpoint.** A checkpoint's history nodes (``ever``,
+  ``then``, ``held`` and their sugar) start fresh at the step it becomes
+  eligible and are advanced only while it is eligible and incomplete, so
+  evidence from before its predecessor completed does not count (checking
+  the middle drawer before the top one does not satisfy "middle checked
+  after top").
+- **Pour counters are episode-wide.** Every (obj, target) pair read by any
+  checkpoint or by the counting monitor is updated every step, before the
+  checkpoints are evaluated.
+- **Cascading.** Checkpoints are evaluated in order within a step, so after
+  k completes at step t the next eligible checkpoint is evaluated at the same
+  step t (its history starting at t).
+- **Stages rebaseline pours.** At every step where a required checkpoint
+  completes (a new stage starts), the pour counters rebaseline to the
+  current tilts (after all checkpoints were evaluated for that step), except
+  a counter whose pour completed on that very step (it keeps its baseline).
+- **Counting monitor.** When ``count(object, target)`` first reaches
+  ``required`` at step t, the window covers steps t+1 .. t+monitor_steps.
+  Every further pour completed in the window is recorded in
+  ``extra_pours``; with ``fail_on_extra`` the first one also sets
+  ``violation = "extra_pour"`` (sticky). Pours after the window are counted
+  but are not violations.
+- **Violations (commitments).** A rule is active from the step its ``after``
+  checkpoint completes (from the first step without one) until the step its
+  ``until`` checkpoint completes; it is evaluated every step it is active,
+  after the checkpoints, its history starting fresh when it becomes active.
+  The first rule that holds sets ``violation`` (sticky) and records its name
+  and step; rules are checked in their listed order.
+- **Post-goal window.** When the last required checkpoint completes at step
+  g, the episode must also run steps g+1 .. g+post_goal_steps (rules active
+  after the goal watch them) before it counts as finished.
+- **Finished** means every required checkpoint is complete, there is no
+  violation, the post-goal window has passed and, for a counting task, the
+  extra-pour monitor window has fully passed (the last step seen is >= t +
+  monitor_steps).
+
+The tracker never stops by itself: the caller ends the episode on
+``finished``, on ``violation`` or at the horizon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memobench.core.expr import Expr
+from memobench.core.predicates import CompiledPredicate, PourCounters, StateView, compile_predicate
+from memobench.core.records import CheckpointResult
+from memobench.core.spec import MemoryOp
+
+EXTRA_POUR = "extra_pour"
+
+
+@dataclass(frozen=True)
+class TrackedCheckpoint:
+    """One checkpoint instance: a substituted predicate and its memory-op label."""
+
+    predicate: Expr
+    op: MemoryOp
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class TrackedViolation:
+    """One commitment of an episode: a substituted predicate and when it is watched.
+
+    ``after`` / ``until`` are checkpoint indices (None: from the start / to the end).
+    """
+
+    name: str
+    predicate: Expr
+    after: int | None = None
+    until: int | None = None
+
+
+@dataclass(frozen=True)
+class CountingMonitor:
+    """Extra-action rejection for a counting task (exactly ``required`` pours)."""
+
+    object: str
+    target: str
+    required: int
+    monitor_steps: int = 30
+    fail_on_extra: bool = True
+
+    def __post_init__(self) -> None:
+        if self.required < 1:
+            raise ValueError(f"CountingMonitor.required must be >= 1, got {self.required}")
+        if self.monitor_steps < 0:
+            raise ValueError(f"CountingMonitor.monitor_steps must be >= 0, got {self.monitor_steps}")
+
+
+class CheckpointTracker:
+    """Tracks one episode's checkpoints (see the module docstring for the rules).
+
+    ``pour_params`` (``away``, ``back``, ``near_radius``) configure every pour
+    counter. Call :meth:`reset` before each episode (without it, pour
+    baselines are the first tilts seen). Raises
+    :class:`~memobench.core.expr.ExprError` if a predicate is not a valid
+    substituted predicate, ValueError for an empty checkpoint list.
+    """
+
+    def __init__(
+        self,
+        checkpoints: Sequence[TrackedCheckpoint],
+        counting: CountingMonitor | None = None,
+        pour_params: dict | None = None,
+        violations: Sequence[TrackedViolation] = (),
+        post_goal_steps: int = 0,
+    ) -> None:
+        if not checkpoints:
+            raise ValueError("CheckpointTracker needs at least one checkpoint")
+        if post_goal_steps < 0:
+            raise ValueError(f"post_goal_steps must be >= 0, got {post_goal_steps}")
+        self.checkpoints = tuple(checkpoints)
+        self.counting = counting
+        self.violations = tuple(violations)
+        self.post_goal_steps = post_goal_steps
+        for v in self.violations:
+            for index in (v.after, v.until):
+                if index is not None and not 0 <= index < len(self.checkpoints):
+                    raise ValueError(
+                        f"violation {v.name!r} refers to checkpoint {index}, but there are {len(self.checkpoints)}"
+                    )
+        self._compiled: list[CompiledPredicate] = [compile_predicate(c.predicate) for c in self.checkpoints]
+        self._rules: list[CompiledPredicate] = [compile_predicate(v.predicate) for v in self.violations]
+        pairs = set().union(*(p.pour_pairs() for p in self._compiled + self._rules))
+        if counting is not None:
+            pairs.add((counting.object, counting.target))
+        self._counters = PourCounters(pairs, **(pour_params or {}))
+        self._clear()
+
+    def _clear(self) -> None:
+        n = len(self.checkpoints)
+        self._completed: list[int | None] = [None] * n
+        self._violation: str | None = None
+        self._violation_step: int | None = None
+        self._active = [False] * len(self.violations)
+        self._goal_step: int | None = None
+        self._extra: list[int] = []  # steps at which a pour completed inside the window
+        self._window_start: int | None = None  # step t at which the required count was reached
+        self._last_step: int | None = None
+        for pred in self._compiled + self._rules:
+            pred.reset()
+
+    def reset(self, view: StateView) -> None:
+        """Start a new episode: forget everything; pour baselines from ``view``."""
+        self._clear()
+        self._counters.reset(view)
+
+    def update(self, view: StateView, step: int) -> list[int]:
+        """Advance one control step; returns the indices completed at this step.
+
+        Call once per step with increasing ``step``; ValueError otherwise.
+        """
+        if self._last_step is not None and step <= self._last_step:
+            raise ValueError(f"steps must increase: got {step} after {self._last_step}")
+        self._last_step = step
+        poured = self._counters.update(view)
+        self._monitor(step, poured)
+        done = self._advance(view, step)
+        if any(not self.checkpoints[i].optional for i in done):
+            self._counters.rebaseline(view)
+        if self._goal_step is None and self.required_done:
+            self._goal_step = step
+        self._watch(view, step)
+        return done
+
+    def _watch(self, view: StateView, step: int) -> None:
+        for i, (rule, pred) in enumerate(zip(self.violations, self._rules, strict=True)):
+            started = rule.after is None or self._completed[rule.after] is not None
+            ended = rule.until is not None and self._completed[rule.until] is not None
+            if not started or ended:
+                self._active[i] = False
+                continue
+            if not self._active[i]:  # becomes active now: its history starts here
+                pred.reset()
+                self._active[i] = True
+            if pred.evaluate(view, self._counters) and self._violation is None:
+                self._violation, self._violation_step = rule.name, step
+
+    def _monitor(self, step: int, poured: list[tuple[str, str]]) -> None:
+        mon = self.counting
+        if mon is None:
+            return
+        if self._window_start is None:
+            if self._counters.count(mon.object, mon.target) >= mon.required:
+                self._window_start = step
+            return
+        in_window = step <= self._window_start + mon.monitor_steps
+        if in_window and (mon.object, mon.target) in poured:
+            self._extra.append(step)
+            if mon.fail_on_extra and self._violation is None:
+                self._violation, self._violation_step = EXTRA_POUR, step
+
+    def _advance(self, view: StateView, step: int) -> list[int]:
+        done: list[int] = []
+        for i, (cp, pred) in enumerate(zip(self.checkpoints, self._compiled, strict=True)):
+            if self._completed[i] is not None:
+                continue
+            # Only eligible checkpoints are evaluated, so a checkpoint's history
+            # (reset at episode start) sees nothing from before it became eligible.
+            if pred.evaluate(view, self._counters):
+                self._completed[i] = step
+                done.append(i)
+            elif not cp.optional:
+                break  # an incomplete required checkpoint blocks everything after it
+        return done
+
+    # ------------------------------------------------------------ results
+
+    @property
+    def completed_steps(self) -> list[int | None]:
+        """Per checkpoint, the step at which it completed, or None (a copy)."""
+        return list(self._completed)
+
+    @property
+    def violation(self) -> str | None:
+        """The first violation's name (``"extra_pour"`` for the counting monitor), else None."""
+        return self._violation
+
+    @property
+    def violation_step(self) -> int | None:
+        """The step at which :attr:`violation` was recorded, else None."""
+        return self._violation_step
+
+    @property
+    def goal_step(self) -> int | None:
+        """Step at which the last required checkpoint completed (None: not yet)."""
+        return self._goal_step
+
+    @property
+    def extra_pours(self) -> list[int]:
+        """Steps at which a pour completed inside the monitor window (a copy)."""
+        return list(self._extra)
+
+    @property
+    def window_start(self) -> int | None:
+        """Step at which the required pour count was first reached (None: not yet)."""
+        return self._window_start
+
+    @property
+    def _required(self) -> list[int]:
+        return [i for i, c in enumerate(self.checkpoints) if not c.optional]
+
+    @property
+    def current_index(self) -> int | None:
+        """The first incomplete required checkpoint, or None when all are done."""
+        return next((i for i in self._required if self._completed[i] is None), None)
+
+    @property
+    def required_done(self) -> bool:
+        return self.current_index is None
+
+    @property
+    def stages_complete(self) -> bool:
+        """Per-episode TSR: every required checkpoint completed and both monitor windows
+        passed without a violation (the same as :attr:`finished`)."""
+        return self.finished
+
+    @property
+    def monitor_passed(self) -> bool:
+        """The post-goal window after the last required checkpoint has ended."""
+        if self._goal_step is None or self._last_step is None:
+            return False
+        return self._last_step >= self._goal_step + self.post_goal_steps
+
+    @property
+    def window_passed(self) -> bool:
+        """For a counting task: the monitor window after the required pours has ended."""
+        if self.counting is None:
+            return True
+        if self._window_start is None or self._last_step is None:
+            return False
+        return self._last_step >= self._window_start + self.counting.monitor_steps
+
+    @property
+    def finished(self) -> bool:
+        """Success so far: required checkpoints done, no violation, both windows passed."""
+        return self.required_done and self._violation is None and self.monitor_passed and self.window_passed
+
+    @property
+    def stage_score(self) -> float:
+        """Completed required / required checkpoints (1.0 if none are required)."""
+        req = self._required
+        if not req:
+            return 1.0
+        return sum(self._completed[i] is not None for i in req) / len(req)
+
+    @property
+    def average_score(self) -> float:
+        """Completed / all checkpoints, optional ones included."""
+        return sum(s is not None for s in self._completed) / len(self.checkpoints)
+
+    def results(self) -> list[CheckpointResult]:
+        """One :class:`CheckpointResult` per checkpoint, in order."""
+        return [
+            CheckpointResult(index=i, op=c.op, optional=c.optional, completed=s is not None, step=s)
+            for i, (c, s) in enumerate(zip(self.checkpoints, self._completed, strict=True))
+        ]
+
+    def pour_counts(self) -> dict[str, int]:
+        """Pours seen so far, keyed ``"obj->target"``."""
+        return self._counters.counts()

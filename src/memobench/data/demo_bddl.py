@@ -1,0 +1,70 @@
+"""The scene a demo file may be rendered in: the suite's own BDDL, never the file's.
+
+A demo file stores the BDDL text of each demo's scene (``data/demo_<i>``
+attribute ``bddl``). A file is untrusted input (downloaded, shared), and
+LIBERO ``eval()``s parts of BDDL text, so ``memobench data render`` builds
+scenes only from the suite's rendering of the demo's task and variant, and
+refuses a file whose stored BDDL differs from it: the frames would show
+another scene than the one recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memobench.core.bindings import all_bindings
+from memobench.core.suite import Suite, UnknownTaskError
+from memobench.data.demo_file import Demo
+
+
+class DemoFileError(ValueError):
+    """A demo file that cannot be trusted or used; the message names the file and field."""
+
+
+def _first_difference(a: str, b: str) -> int:
+    """1-based line number of the first line where ``a`` and ``b`` differ."""
+    for number, (x, y) in enumerate(zip(a.split("\n"), b.split("\n"), strict=False), start=1):
+        if x != y:
+            return number
+    return min(a.count("\n"), b.count("\n")) + 2
+
+
+def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Suite | None = None) -> list[str]:
+    """Per demo, the suite's BDDL of its task (the file name, ``<task_id>.hdf5``) and ``variant``.
+
+    Raises :class:`DemoFileError` if the task is unknown, ``data`` attribute ``task_id``
+    names another task, a demo's ``variant`` is not one of the task's, or its stored
+    ``bddl`` differs from the suite's.
+    """
+    suite = suite or Suite.load()
+    try:
+        task = suite.get(path.stem)
+    except UnknownTaskError as e:
+        raise DemoFileError(f"{path}: the file name must be a task id: {e}") from None
+    if attrs.get("task_id") != task.id:
+        raise DemoFileError(
+            f"{path}: data attribute 'task_id' is {attrs.get('task_id')!r}, the file name says {task.id!r}"
+        )
+    bindings = all_bindings(task.spec)
+    scenes = []
+    for i, demo in enumerate(demos):
+        where = f"{path}: data/demo_{i} attribute"
+        variant = demo.attrs.get("variant")
+        if not isinstance(variant, int) or isinstance(variant, bool) or not 0 <= variant < len(bindings):
+            raise DemoFileError(f"{where} 'variant' is {variant!r}; {task.id} has variants 0..{len(bindings) - 1}")
+        expected = task.bddl(bindings[variant])
+        stored = demo.attrs.get("bddl")
+        if stored != expected:
+            detail = (
+                f"differs from line {_first_difference(stored, expected)} on"
+                if isinstance(stored, str)
+                else f"is {type(stored).__name__}, not text, unlike"
+            )
+            raise DemoFileError(
+                f"{where} 'bddl' {detail} the suite's BDDL of {task.id} variant {variant}; "
+                "refusing to build a scene from it (recorded with another task version, or "
+                "altered)"
+            )
+        scenes.append(expected)
+    return scenes

@@ -1,0 +1,305 @@
+"""Certification verdicts from hand-made ledgers: the rule, the counting, the files."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from memobench.core.records import CheckpointResult, EpisodeRecord, EpisodeStatus
+from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.suite import Suite
+from memobench.metrics.rates import Rate
+from memobench.report.certify import (
+    NOTES_MARKER,
+    Certificate,
+    certificates,
+    certification_markdown,
+    keep_hand_notes,
+    write_certificates,
+)
+
+
+def record(task_id: str, episode: int, success: bool, status: str = "ok", failure: str | None = None) -> EpisodeRecord:
+    cp = CheckpointResult(index=0, op=MemoryOp.STORAGE, optional=False, completed=success, step=5 if success else None)
+    return EpisodeRecord(
+        task_id=task_id,
+        memory_type=MemoryType.OBJECT,
+        episode=episode,
+        seed=7 + episode,
+        status=EpisodeStatus(status),
+        success=success,
+        end_reason="success" if success else ("adapter_error" if status != "ok" else "horizon"),
+        checkpoints=[cp],
+        stage_score=float(success),
+        stages_complete=success,
+        average_score=float(success),
+        steps=10,
+        failure_class=None if success else (failure or "storage_failure"),
+        timings={"total": 2.5, "policy": 1.0},
+    )
+
+
+def cert(
+    task_id="O01-cued-milk",
+    memory_type="object",
+    chance=0.5,
+    expert=(20, 20),
+    slow=(20, 20),
+    memoryless=(0, 100),
+    reactive=(0, 100),
+    failures=None,
+    seconds=0.0,
+) -> Certificate:
+    """A certificate from (k, n) pairs per policy."""
+    rates = {
+        "expert": Rate(*expert),
+        "expert-slow": Rate(*slow),
+        "expert-memoryless": Rate(*memoryless),
+        "expert-reactive": Rate(*reactive),
+    }
+    return Certificate(task_id, memory_type, chance, rates, failures or {}, seconds)
+
+
+@pytest.mark.parametrize(
+    ("expert", "slow", "memoryless", "reactive", "chance", "passed"),
+    [
+        ((20, 20), (18, 20), (10, 20), (0, 20), 0.5, True),  # memoryless exactly at chance, slow at 90%
+        ((19, 20), (20, 20), (12, 20), (12, 20), 0.5, True),  # 95% and chance + 10 points are both inclusive
+        ((18, 20), (20, 20), (0, 20), (0, 20), 0.5, False),  # expert 90%
+        ((20, 20), (17, 20), (0, 20), (0, 20), 0.5, False),  # slow expert 85%
+        ((20, 20), (20, 20), (13, 20), (0, 20), 0.5, False),  # memoryless 65% > 60%
+        ((20, 20), (20, 20), (0, 20), (20, 20), 0.5, False),  # reactive 100% (T01 before its commitment)
+        ((20, 20), (20, 20), (2, 20), (2, 20), 0.0, True),  # chance 0, 10% allowed
+        ((0, 0), (0, 0), (0, 0), (0, 0), 0.5, False),  # nothing ran: never a pass (pending)
+    ],
+)
+def test_rule(expert, slow, memoryless, reactive, chance, passed):
+    c = cert(chance=chance, expert=expert, slow=slow, memoryless=memoryless, reactive=reactive)
+    assert c.passed is passed
+    assert c.verdict.startswith("pass" if passed else ("pending" if expert == (0, 0) else "fail:"))
+
+
+def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
+    c = Certificate("O", "object", 0.5, {"expert": Rate(20, 20)})
+    assert not c.passed and c.pending == ["expert-slow", "expert-memoryless", "expert-reactive"]
+    assert c.verdict == "pending: slow, memoryless, reactive not run yet"
+    failed = Certificate("O", "object", 0.5, {"expert": Rate(10, 20)})
+    assert failed.verdict == "fail: expert SR 50% < 95%"  # a failure seen is not hidden as pending
+
+
+def test_p_above_chance_is_the_binomial_tail():
+    c = cert(chance=0.5, memoryless=(13, 20), reactive=(0, 20))
+    assert c.p_above_chance("expert-memoryless") == pytest.approx(0.131588, abs=1e-6)  # sum C(20,i) / 2**20, i >= 13
+    assert c.p_above_chance("expert-reactive") == 1.0
+    assert cert(chance=0.0, memoryless=(0, 20)).p_above_chance("expert-memoryless") == 1.0
+    assert cert(chance=0.0, memoryless=(1, 20)).p_above_chance("expert-memoryless") == 0.0
+
+
+def test_failing_verdict_names_every_reason():
+    c = cert(chance=0.25, expert=(10, 20), slow=(9, 20), memoryless=(10, 20), reactive=(20, 20))
+    assert "expert SR 50% < 95%" in c.verdict and "expert-slow SR 45% < 90%" in c.verdict
+    assert "expert-memoryless SR 50% > chance 25.0% + 10 points" in c.verdict
+    assert "expert-reactive SR 100% > chance 25.0% + 10 points" in c.verdict
+
+
+def test_certificates_count_errors_as_failures_and_only_the_asked_episodes():
+    task = Suite.load().get("O01-cued-milk")
+    expert = [record(task.id, e, True) for e in range(3)] + [record(task.id, 3, False, "adapter_error")]
+    expert.append(record(task.id, 4, True))  # from an earlier, longer run: not counted
+    memoryless = [record(task.id, e, e == 0) for e in range(4)] + [record("other", 0, True)]
+    reactive = [record(task.id, e, False, failure="over_execution") for e in range(4)]
+    ledgers = {
+        "expert": expert,
+        "expert-slow": expert[:4],
+        "expert-memoryless": memoryless,
+        "expert-reactive": reactive,
+    }
+    (c,) = certificates([task], ledgers, episodes=4)
+    assert (c.rate("expert").k, c.rate("expert").n) == (3, 4)
+    assert (c.rate("expert-memoryless").k, c.rate("expert-memoryless").n) == (1, 4)
+    assert c.chance == pytest.approx(0.5)
+    assert c.failures == {"expert-memoryless": {"storage_failure": 3}, "expert-reactive": {"over_execution": 4}}
+    assert c.episode_seconds == pytest.approx(16 * 2.5)  # the counted episodes' totals only
+
+
+def test_memoryless_baselines_are_judged_on_their_own_episode_count():
+    task = Suite.load().get("O01-cued-milk")
+    expert = [record(task.id, e, True) for e in range(6)]
+    memoryless = [record(task.id, e, e % 2 == 0) for e in range(10)]
+    ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": memoryless, "expert-reactive": memoryless}
+    (c,) = certificates([task], ledgers, episodes=4, memoryless_episodes=8)
+    assert (c.rate("expert").k, c.rate("expert").n) == (4, 4)
+    assert (c.rate("expert-slow").k, c.rate("expert-slow").n) == (4, 4)
+    assert (c.rate("expert-memoryless").k, c.rate("expert-memoryless").n) == (4, 8)
+    assert (c.rate("expert-reactive").k, c.rate("expert-reactive").n) == (4, 8)
+
+
+def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkeypatch):
+    """The four run requests: same seeds and protocol, the baselines' longer (never shorter)."""
+    from memobench.evaluation import runner
+    from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+    from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import MEMORYLESS_EPISODES, run_certification
+
+    task = Suite.load().get("O01-cued-milk")
+    asked = {}
+
+    def fake_evaluate(request, adapter, events=None):
+        name = request.policy["name"]
+        asked[name] = request.num_trials_per_task
+        request.out_root.mkdir(parents=True, exist_ok=True)
+        with Ledger(request.out_root / LEDGER_FILENAME) as ledger:
+            for e in range(request.num_trials_per_task):
+                ledger.append(record(task.id, e, name in ("expert", "expert-slow") or e % 4 == 0))
+            return runner.RunResult(out_root=request.out_root, records=ledger.records())
+
+    monkeypatch.setattr(runner, "evaluate", fake_evaluate)
+    (c,) = run_certification([task], 3, Protocol(seed=7), tmp_path / "a")
+    n = MEMORYLESS_EPISODES
+    assert asked == {"expert": 3, "expert-slow": 3, "expert-memoryless": n, "expert-reactive": n}
+    assert (c.rate("expert").n, c.rate("expert-memoryless").n, c.rate("expert-memoryless").k) == (3, n, n // 4)
+    assert json.loads((tmp_path / "a" / "certification.json").read_text())["memoryless_episodes"] == n
+
+    run_certification([task], 5, Protocol(seed=7), tmp_path / "b", memoryless_episodes=2)
+    assert asked == {"expert": 5, "expert-slow": 5, "expert-memoryless": 5, "expert-reactive": 5}
+
+
+def test_report_only_judges_the_records_there_without_running_an_episode(tmp_path, monkeypatch):
+    from memobench.evaluation import runner
+    from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
+    from memobench.evaluation.protocol import Protocol
+    from memobench.report.certify import run_certification
+
+    def no_evaluate(*args, **kwargs):
+        raise AssertionError("report-only ran an episode")
+
+    monkeypatch.setattr(runner, "evaluate", no_evaluate)
+    task = Suite.load().get("O01-cued-milk")
+    (tmp_path / "expert").mkdir()
+    with Ledger(tmp_path / "expert" / LEDGER_FILENAME) as ledger:
+        for e in range(2):
+            ledger.append(record(task.id, e, True))
+    (c,) = run_certification([task], 2, Protocol(seed=7), tmp_path, run=False)
+    assert (c.rate("expert").k, c.rate("expert").n) == (2, 2)
+    assert not c.rate("expert-slow").defined and not c.passed  # the slow expert has not run yet
+    assert c.verdict.startswith("pending: slow")
+    assert (tmp_path / "certification.json").exists()
+
+
+def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
+    certs = [
+        cert(
+            "A",
+            "object",
+            0.5,
+            memoryless=(45, 100),
+            reactive=(50, 100),
+            seconds=5400.0,
+            failures={"expert-memoryless": {"storage_failure": 55}, "expert-reactive": {"storage_failure": 50}},
+        ),
+        cert(
+            "B",
+            "temporal",
+            0.25,
+            memoryless=(65, 100),
+            reactive=(0, 100),
+            seconds=1800.0,
+            failures={"expert-memoryless": {"over_execution": 35}, "expert-reactive": {"over_execution": 100}},
+        ),
+    ]
+    text = certification_markdown(
+        certs,
+        {
+            "command": "memobench certify --tasks all",
+            "date": "2026-11-29",
+            "episodes": 20,
+            "memoryless_episodes": 100,
+            "seed": 7,
+            "replan_steps": 5,
+        },
+    )
+    assert "Generated by `memobench certify --tasks all` on 2026-11-29. The episodes took 2.0 h in all" in text
+    assert (
+        "20 episodes of the expert and of the slow expert (seeds 7..26) and 100 of each memoryless "
+        "baseline (seeds 7..106), replan interval 5"
+    ) in text
+    assert "**1/2 tasks pass.**" in text
+    assert (
+        "| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 50.0% | 0.86 / 0.54 | "
+        "pass | storage_failure 55 | storage_failure 50 |"
+    ) in text
+    assert "| B | temporal | 20/20 (100%) | 20/20 (100%) | 65/100 (65%) | 0/100 (0%) | 25.0% | " in text
+    assert "**FAIL**: expert-memoryless SR 65% > chance 25.0% + 10 points | over_execution 35 |" in text
+
+
+def test_markdown_pools_each_memory_type_against_chance():
+    certs = [
+        cert(
+            "T1",
+            "temporal",
+            0.5,
+            memoryless=(40, 100),
+            reactive=(0, 100),
+            failures={"expert-memoryless": {"storage_failure": 60}, "expert-reactive": {"over_execution": 100}},
+        ),
+        cert(
+            "T2",
+            "temporal",
+            0.25,
+            memoryless=(30, 100),
+            reactive=(25, 100),
+            failures={"expert-memoryless": {"storage_failure": 50, "over_execution": 20}},
+        ),
+        cert(
+            "O1",
+            "object",
+            0.2,
+            memoryless=(35, 100),
+            reactive=(20, 100),
+            failures={"expert-memoryless": {"storage_failure": 65}},
+        ),
+    ]
+    text = certification_markdown(certs, {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5})
+    # 50 + 25 expected; sd sqrt(100 x .25 + 100 x .1875) = 6.6
+    assert "| temporal | 2/2 | memoryless | 70/200 | 75.0 ± 6.6 | over_execution 20, storage_failure 110 |" in text
+    assert "| temporal | 2/2 | reactive | 25/200 | 75.0 ± 6.6 | over_execution 100 |" in text
+    assert "| object | 0/1 | memoryless | 35/100 | 20.0 ± 4.0 | storage_failure 65 |" in text
+
+
+def test_markdown_points_out_chance_levels_a_baseline_beats_beyond_luck():
+    meta = {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5}
+    # 19/100 at chance 1/9: passes, yet p(luck) 0.01.
+    low = cert("T03", "temporal", 1 / 9, memoryless=(19, 100), reactive=(0, 100))
+    fair = cert("S01", "spatial", 1 / 3, memoryless=(29, 100), reactive=(33, 100))
+    assert low.passed and low.low_chance_baselines == ["expert-memoryless"] and not fair.low_chance_baselines
+    text = certification_markdown([low, fair], meta)
+    assert "**Chance levels to re-check:** T03 (memoryless, p(luck) 0.014)." in text
+    assert "S01 (" not in text
+    assert "re-check" not in certification_markdown([fair], meta)
+
+
+def test_regenerating_the_markdown_keeps_the_hand_written_notes():
+    notes = f"{NOTES_MARKER}\n\n## Notes on this run\n\n- written by hand\n"
+    previous = "# old table\n\n| A | ... |\n\n" + notes
+    assert keep_hand_notes("# new table\n", previous) == "# new table\n\n" + notes
+    assert keep_hand_notes("# new table\n", "# old table, no marker\n") == "# new table\n"
+    assert keep_hand_notes("# new table\n", None) == "# new table\n"
+
+
+def test_files_hold_every_task_and_the_rule(tmp_path):
+    certs = [
+        cert("A", "object", 0.5, memoryless=(9, 20), reactive=(10, 20)),
+        cert("B", "temporal", 0.0, expert=(15, 20), memoryless=(0, 20), reactive=(0, 20)),
+    ]
+    write_certificates(certs, tmp_path, {"episodes": 20, "seed": 7})
+    doc = json.loads((tmp_path / "certification.json").read_text())
+    assert doc["passed"] is False and doc["episodes"] == 20
+    assert doc["rule"] == {"expert_min_sr": 0.95, "slow_min_sr": 0.90, "memoryless_margin": 0.10}
+    assert [t["passed"] for t in doc["tasks"]] == [True, False]
+    assert doc["tasks"][0]["success_rates"]["expert-reactive"]["k"] == 10
+    rows = list(csv.DictReader((tmp_path / "certification.csv").read_text().splitlines()))
+    assert [r["task_id"] for r in rows] == ["A", "B"]
+    assert (rows[0]["slow_sr"], rows[0]["reactive_sr"]) == ("1.0000", "0.5000")
+    assert rows[1]["verdict"].startswith("fail: expert SR 75%")

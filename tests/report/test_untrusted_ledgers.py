@@ -1,0 +1,80 @@
+"""A report writes only inside ``--out``, whatever task ids a ledger or run.json holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.report.synthetic_runs import record, write_run
+from typer.testing import CliRunner
+
+from memobench.cli import app
+from memobench.report import runs as runs_module
+from memobench.report.build import build_report
+from memobench.report.paths import inside
+from memobench.report.runs import ReportError
+
+
+def crafted_run(folder: Path, bad_task_id: str, list_it: bool) -> Path:
+    """A run whose second ledger line has task id ``bad_task_id`` (listed in run.json if ``list_it``)."""
+    good = record("T01-x", 0, "SU", 2)
+    bad = good.model_copy(update={"task_id": bad_task_id, "episode": 1})
+    write_run(folder, [good, bad])
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest["tasks"] = {"T01-x": "hash", **({bad_task_id: "hash"} if list_it else {})}
+    (folder / "run.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def files_under(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("bad", ["../../escaped", "ABSOLUTE", "T02-not-in-this-run"])
+def test_a_task_id_not_of_the_run_is_refused(tmp_path, bad):
+    bad = str(tmp_path / "escaped") if bad == "ABSOLUTE" else bad
+    folder = crafted_run(tmp_path / "runs" / "a", bad, list_it=False)
+    before = files_under(tmp_path)
+    with pytest.raises(ReportError) as err:
+        build_report([folder], tmp_path / "deep" / "out")
+    assert f"{folder / 'ledger.jsonl'}:2: task id {bad!r} is not a task of this run" in str(err.value)
+    assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize("bad", ["../../escaped", "ABSOLUTE", "t01-lower", "T01-x/../../up"])
+def test_a_malformed_task_id_in_run_json_is_refused(tmp_path, bad):
+    bad = str(tmp_path / "escaped") if bad == "ABSOLUTE" else bad
+    folder = crafted_run(tmp_path / "runs" / "a", bad, list_it=True)
+    with pytest.raises(ReportError, match=f"run.json: {bad!r} in 'tasks' is not a task id"):
+        build_report([folder], tmp_path / "out")
+
+
+def test_cli_names_ledger_line_and_task_and_exits_2(tmp_path):
+    folder = crafted_run(tmp_path / "runs" / "a", "../../escaped", list_it=False)
+    result = CliRunner().invoke(app, ["report", str(folder), "--out", str(tmp_path / "deep" / "out")])
+    assert result.exit_code == 2
+    squeezed = "".join(result.output.split())  # rich wraps long words anywhere
+    assert "ledger.jsonl:2:taskid'../../escaped'isnotataskofthisrun" in squeezed
+    assert not (tmp_path / "escaped.png").exists() and not (tmp_path / "deep").exists()
+
+
+def test_the_path_guard_holds_even_if_the_task_check_is_bypassed(tmp_path, monkeypatch):
+    """Defence in depth: the writers check their final paths themselves."""
+    monkeypatch.setattr(runs_module, "check_task_ids", lambda *args: None)
+    outside = tmp_path / "escaped"
+    folder = crafted_run(tmp_path / "runs" / "a", str(outside), list_it=False)
+    with pytest.raises(ReportError, match="outside the report folder"):
+        build_report([folder], tmp_path / "out")
+    assert not outside.with_suffix(".png").exists() and not outside.with_suffix(".pdf").exists()
+
+
+def test_inside_resolves_dots_absolute_paths_and_symlinks(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    assert inside(out, "figures", "prefix", "T01-x.png") == out / "figures" / "prefix" / "T01-x.png"
+    assert inside(out, "figures", "..", "index.html") == out / "figures" / ".." / "index.html"
+    (out / "link").symlink_to(tmp_path)
+    for parts in (("..", "x.png"), ("figures", "..", "..", "x.png"), ("/etc/passwd",), ("link", "x.png")):
+        with pytest.raises(ReportError, match="outside the report folder"):
+            inside(out, *parts)
