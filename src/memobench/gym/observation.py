@@ -24,7 +24,11 @@ from memobench.sim.env import SimEnv
 from memobench.sim.world import WorldView
 
 OBS_MODES = ("state", "rgb")
-ROBOT_STATE = spaces.Box(-np.inf, np.inf, (8,), np.float32)
+# Bounds that hold by construction: positions (metres) stay within the 10 m around the scene's
+# origin (the floor and the walls of the arena stop everything), axis-angles within pi, quaternions
+# within 1, fixture joints (slides in metres, hinges in radians) within 2 pi.
+REACH = 10.0
+ROBOT_STATE = spaces.Box(-REACH, REACH, (8,), np.float32)
 
 
 @dataclass(frozen=True)
@@ -50,11 +54,14 @@ def observation_space(mode: str, layout: SceneLayout, size: int) -> spaces.Dict:
     n = len(layout.objects)
     fields: dict[str, spaces.Space] = {
         "robot_state": ROBOT_STATE,
-        "object_poses": spaces.Box(-np.inf, np.inf, (n, 7), np.float32),
+        "object_poses": spaces.Box(
+            np.tile([-REACH] * 3 + [-1.0] * 4, (n, 1)).astype(np.float32),
+            np.tile([REACH] * 3 + [1.0] * 4, (n, 1)).astype(np.float32),
+        ),
         "object_visible": spaces.MultiBinary(n),
     }
     if layout.fixture_joints:  # a zero-length Box breaks shared-memory vector envs; omit it instead
-        fields["fixture_joints"] = spaces.Box(-np.inf, np.inf, (len(layout.fixture_joints),), np.float32)
+        fields["fixture_joints"] = spaces.Box(-2 * np.pi, 2 * np.pi, (len(layout.fixture_joints),), np.float32)
     return spaces.Dict(fields)
 
 
