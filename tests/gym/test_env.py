@@ -87,7 +87,9 @@ def test_reset_is_the_harness_episode_of_the_seed(env) -> None:
     recorder = _Recorder()
     try:
         protocol = Protocol(horizon=1, adapter_timeout=0)
-        record = run_episode(task, plan, harness_env, AdapterGuard(_Still(), timeout=None), protocol, recorder=recorder).record
+        record = run_episode(
+            task, plan, harness_env, AdapterGuard(_Still(), timeout=None), protocol, recorder=recorder
+        ).record
     finally:
         harness_env.close()
     obs, info = env.reset(seed=plan.seed)
