@@ -21,6 +21,7 @@ import numpy as np
 
 from memobench.core import expr
 from memobench.core.bindings import binding_label, resolve_reference
+from memobench.core.oracle import oracle_prompt
 from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
 from memobench.core.seeding import episode_rng
 from memobench.core.suite import Task
@@ -285,7 +286,7 @@ class _Episode:
             for cp, step in zip(self.task.spec.checkpoints, self.tracker.completed_steps, strict=True)
             if step is not None
         ]
-        return f"{instruction}\nMemory: {'; '.join(done) if done else 'nothing done yet'}."
+        return oracle_prompt(instruction, done)
 
     def observation(self, step: int, images: bool) -> dict[str, Any]:
         obs: dict[str, Any] = {
