@@ -11,6 +11,9 @@ STAMP   = $(VENV)/.memobench-installed
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@# openpi-client (its websocket client tests memobench serve) pins numpy<2, which the simulator's numpy
+	@# pin excludes, so it cannot be in the test extra; its client needs only websockets, msgpack and typing_extensions, installed above.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps openpi-client==0.1.2
 	@touch $(STAMP)
 
 install: $(STAMP)

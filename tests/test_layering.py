@@ -1,7 +1,7 @@
 """The package's layers import one way: each only from the layers below it.
 
 Bottom to top: ``core`` -> ``sim`` -> ``policies`` | ``experts`` -> ``evaluation`` ->
-``metrics`` -> ``data`` | ``report`` -> ``cli`` (docs/design.md, "Layers"). Packages on
+``metrics`` -> ``data`` | ``report`` | ``gym`` -> ``cli`` (docs/design.md, "Layers"). Packages on
 one level (``policies`` and ``experts``, ``data`` and ``report``) do not import each
 other either. Two checks:
 
@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("policies", "experts"),
     ("evaluation",),
     ("metrics",),
-    ("data", "report"),
+    ("data", "report", "gym"),
     ("cli",),
 )
 LEVEL = {package: level for level, packages in enumerate(LAYERS) for package in packages}

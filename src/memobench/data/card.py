@@ -16,10 +16,22 @@ and `agentview_rgb` / `eye_in_hand_rgb` once rendered), the cue's states and fra
 annotation (per checkpoint: key frame, op label, three texts). See
 `memobench/data/demo_file.py` for the exact tree."""
 
-LEROBOT_FORMAT = """LeRobot dataset format v3.0 (parquet + mp4 + meta). Frame rows carry
-`observation.state`, `action`, the index columns and the memory annotation
-`memory.checkpoint_index`, `memory.op`, `memory.text.{coarse,intermediate,fine}` (the
-checkpoint being worked toward at that frame). Episode rows carry `memobench/task_id`,
+LEROBOT_FORMAT = """LeRobot dataset format v3.0 (parquet + mp4 + meta), as LeRobot 0.4.x writes it:
+`meta/stats.json` has min, max, mean, std, count and the quantiles q01, q10, q50, q90, q99
+for every numeric and video feature, and each episode row its own statistics
+(`stats/<feature>/<stat>`). Videos are H.264 with a keyframe every 2 frames.
+
+Each episode is its cue followed by the policy's part, in the same rows and videos:
+cue frames are flagged per frame `memory.phase` = `cue` (the policy's frames: `policy`),
+their `action` is zero and carries no demonstration (mask them out of action losses), and
+`memory.policy_start` (on every row) is the number of cue frames. Per frame, the memory
+annotation: `memory.so_far.{coarse,intermediate,fine}` is exactly the line the harness
+appends to the instruction under `--memory-oracle` ("Memory: <completed checkpoints'
+texts>." or "Memory: nothing done yet."; the oracle prompt is the task, a newline and this
+line); `memory.completed` the completed-checkpoint mask (padded with False to the largest
+checkpoint count, `memory.num_checkpoints` real ones); `memory.checkpoint_index`,
+`memory.op` and `memory.text.*` the active checkpoint (the first not completed); and
+`memory.binding` the episode's binding (JSON). Episode rows also carry `memobench/task_id`,
 `memobench/seed` and `memobench/checkpoints` (JSON). See `memobench/data/lerobot.py`."""
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,23 +139,33 @@ def read_file_summary(path: Path) -> tuple[dict[str, Any], int]:
         return _read_attrs(f["data"]), sum(1 for k in f["data"] if k.startswith("demo_"))
 
 
+def iter_demos(path: Path, *, images: bool = True, arrays: bool = True) -> Iterator[Demo]:
+    """The file's demos in order, read one at a time (memory holds one demo, never the file).
+
+    Image arrays are skipped unless ``images``; with ``arrays=False`` only the attributes are read.
+    """
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        data = f["data"]
+        names = sorted((k for k in data if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
+        for name in names:
+            group = data[name]
+            found: dict[str, np.ndarray] = {}
+
+            def keep(key: str, node, found=found) -> None:
+                if isinstance(node, h5py.Dataset) and (images or not key.endswith("_rgb")):
+                    found[key] = node[()]
+
+            if arrays:
+                group.visititems(keep)
+            yield Demo(found, _read_attrs(group))
+
+
 def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], list[Demo]]:
     """The file's attributes and its demos in order (image arrays skipped unless ``images``)."""
     import h5py
 
     with h5py.File(path, "r") as f:
-        data = f["data"]
-        attrs = _read_attrs(data)
-        names = sorted((k for k in data if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
-        demos = []
-        for name in names:
-            group = data[name]
-            arrays: dict[str, np.ndarray] = {}
-
-            def keep(key: str, node, arrays=arrays) -> None:
-                if isinstance(node, h5py.Dataset) and (images or not key.endswith("_rgb")):
-                    arrays[key] = node[()]
-
-            group.visititems(keep)
-            demos.append(Demo(arrays, _read_attrs(group)))
-    return attrs, demos
+        attrs = _read_attrs(f["data"])
+    return attrs, list(iter_demos(path, images=images))

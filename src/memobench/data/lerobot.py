@@ -1,43 +1,69 @@
-"""Export demonstrations as a LeRobot dataset (format v3.0), with per-frame memory annotations.
+"""Export demonstrations as a LeRobot dataset (format v3.0) that trains memory policies.
 
-Written against LeRobot's documented v3.0 layout (``lerobot`` itself needs a
-torch this machine cannot install offline, so it is not a dependency)::
+The layout is LeRobot 0.4.x's v3.0 (``lerobot`` is not a dependency; tests/data loads
+the export with it where it is installed)::
 
     meta/info.json                                   schema, fps, path templates, totals
-    meta/stats.json                                  per-feature min/max/mean/std/count
+    meta/stats.json                                  per feature: min, max, mean, std, count, q01..q99
     meta/tasks.parquet                               task string (index) -> task_index
-    meta/episodes/chunk-000/file-000.parquet         one row per episode: length, tasks, row and video ranges
-    data/chunk-000/file-000.parquet                  one row per frame
-    videos/<image key>/chunk-000/file-000.mp4        every episode's frames, concatenated
+    meta/episodes/chunk-000/file-000.parquet         one row per episode: length, tasks, row and video
+                                                     ranges, and the episode's statistics (``stats/<feature>/<stat>``)
+    data/chunk-CCC/file-FFF.parquet                  one row per frame, files cut by size
+    videos/<image key>/chunk-CCC/file-FFF.mp4        episodes' frames one after another, files cut by size
 
-Frame rows carry ``observation.state`` (eef position, axis-angle, gripper:
-the harness's 8-D state), ``action`` (7-D), the standard index columns, and
-MEMOBench's memory annotation: ``memory.checkpoint_index`` (the checkpoint
-being worked toward at that frame: the first whose key frame is at or after
-it), ``memory.op`` and ``memory.text.{coarse,intermediate,fine}``. The
-``task`` of an episode is its instruction. Images come from rendered demos
-(``memobench data render``); without them the export has no video features.
+**Streamed.** Demos are read, converted and written one at a time (one row group per
+episode, video frames piped to an open encoder, statistics merged as episodes arrive:
+:mod:`memobench.data.lerobot_stats`), so memory holds one demo whatever the number of
+demos. A data or video file that has reached its size limit is closed and the next episode
+starts a new one. Videos are H.264 with a keyframe every :data:`KEYFRAME_INTERVAL` frames
+(LeRobot's own default GOP), so decoding one item seeks at most that far.
+
+**Episodes.** Each episode is its cue followed by the policy's part, one frame per row
+(``frame_index`` and ``timestamp`` run through both). Cue frames (``memory.phase`` =
+``"cue"``) show what the task asks the policy to remember; their ``action`` is zero and
+carries no demonstration (mask them out of action losses). ``memory.policy_start`` (the
+number of cue frames, on every row) is where the policy's part begins, as in the HDF5.
+
+**Per-frame memory annotation.** At frame ``t`` (the observation before action ``t``)
+a checkpoint is *completed* when the action that completed it came before ``t`` (its key
+frame ``< t``): what the harness's tracker has recorded when it asks the policy at ``t``.
+
+- ``memory.so_far.{coarse,intermediate,fine}``: :func:`memobench.core.oracle.memory_line`
+  of the completed checkpoints' texts, the very line the harness appends to the
+  instruction under ``--memory-oracle`` (the prompt is ``task + "\\n" + so_far``);
+- ``memory.completed``: the completed-checkpoint mask, padded with False to the largest
+  checkpoint count in the dataset (``memory.num_checkpoints`` says how many are real);
+- ``memory.checkpoint_index`` / ``memory.op`` / ``memory.text.*``: the active checkpoint
+  (the first not completed; the last once all are), its op label and its texts;
+- ``memory.binding``: the episode's binding (JSON), the same on every row.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memobench.data.demo_file import Demo, read_task_file
+from memobench.core.oracle import memory_line
+from memobench.data.demo_file import Demo, iter_demos, read_file_summary
+from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
 
 CODEBASE_VERSION = "v3.0"
 FPS = 20  # the control frequency
-CHUNK_INDEX = FILE_INDEX = 0  # the whole dataset fits one chunk and one file per kind
+CHUNKS_SIZE = 1000  # files per chunk folder (LeRobot's default)
+DATA_FILE_MB = 100  # LeRobot's defaults for the size at which a file is cut
+VIDEO_FILE_MB = 200
+KEYFRAME_INTERVAL = 2
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
 EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_KEYS = {"agentview": "observation.images.image", "wrist": "observation.images.wrist_image"}
 LEVELS = ("coarse", "intermediate", "fine")
+NUMERIC = {"float32", "int64", "bool"}
 
 
 def current_checkpoints(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray:
@@ -49,65 +75,67 @@ def current_checkpoints(checkpoints: list[dict[str, Any]], length: int) -> np.nd
     return out
 
 
-def _frame_columns(demo: Demo, episode: int, start: int, task_index: int) -> dict[str, Any]:
-    n = demo.length
-    current = current_checkpoints(demo.attrs["checkpoints"], n)
+def completed_mask(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray:
+    """[length, K] bool: checkpoint k is completed at frame t when its key frame is before t."""
+    frames = np.array([c["key_frame"] if c["key_frame"] is not None else length for c in checkpoints])
+    return frames[None, :] < np.arange(length)[:, None]
+
+
+def _frame_columns(
+    demo: Demo, *, episode: int, start: int, task_index: int, width: int, cameras: list[str]
+) -> dict[str, Any]:
+    """Every column of one episode's rows: the cue's frames, then the policy's."""
     cps = demo.attrs["checkpoints"]
+    cue = len(demo.arrays["cue/robot_states"])
+    n = demo.length
+    total = cue + n
+    done = np.zeros((total, width), dtype=bool)
+    done[cue:, : len(cps)] = completed_mask(cps, n)
+    active = np.concatenate([np.zeros(cue, dtype=np.int64), current_checkpoints(cps, n)])
     columns: dict[str, Any] = {
-        "observation.state": demo.arrays["robot_states"].astype(np.float32),
-        "action": demo.arrays["actions"].astype(np.float32),
-        "timestamp": np.arange(n, dtype=np.float32) / FPS,
-        "frame_index": np.arange(n, dtype=np.int64),
-        "episode_index": np.full(n, episode, dtype=np.int64),
-        "index": np.arange(start, start + n, dtype=np.int64),
-        "task_index": np.full(n, task_index, dtype=np.int64),
-        "memory.checkpoint_index": current,
-        "memory.op": [cps[i]["op"] for i in current],
+        "observation.state": np.concatenate([demo.arrays["cue/robot_states"], demo.arrays["robot_states"]]).astype(
+            np.float32
+        ),
+        "action": np.concatenate([np.zeros((cue, 7)), demo.arrays["actions"]]).astype(np.float32),
+        "timestamp": np.arange(total, dtype=np.float32) / FPS,
+        "frame_index": np.arange(total, dtype=np.int64),
+        "episode_index": np.full(total, episode, dtype=np.int64),
+        "index": np.arange(start, start + total, dtype=np.int64),
+        "task_index": np.full(total, task_index, dtype=np.int64),
+        "memory.phase": ["cue"] * cue + ["policy"] * n,
+        "memory.policy_start": np.full(total, cue, dtype=np.int64),
+        "memory.num_checkpoints": np.full(total, len(cps), dtype=np.int64),
+        "memory.completed": done,
+        "memory.checkpoint_index": active,
+        "memory.op": [cps[i]["op"] for i in active],
+        "memory.binding": [json.dumps(demo.attrs["binding"], sort_keys=True)] * total,
     }
     for level in LEVELS:
-        columns[f"memory.text.{level}"] = [cps[i]["text"][level] for i in current]
+        columns[f"memory.text.{level}"] = [cps[i]["text"][level] for i in active]
+        lines: dict[tuple[bool, ...], str] = {}
+        so_far = []
+        for row in done:
+            key = tuple(row[: len(cps)])
+            if key not in lines:
+                lines[key] = memory_line([cp["text"][level] for cp, d in zip(cps, key, strict=True) if d])
+            so_far.append(lines[key])
+        columns[f"memory.so_far.{level}"] = so_far
+    for camera in cameras:
+        image = IMAGE_KEYS[camera]
+        frames = demo.arrays[f"obs/{image}"]
+        if cue:
+            if f"cue/{image}" not in demo.arrays:
+                raise ValueError(f"demo of seed {demo.attrs['seed']} has a cue but no cue/{image}: render it again")
+            frames = np.concatenate([demo.arrays[f"cue/{image}"], frames])
+        columns[VIDEO_KEYS[camera]] = frames
     return columns
 
 
-def _stats(values: np.ndarray) -> dict[str, list]:
-    values = values.reshape(len(values), -1).astype(np.float64)
-    return {
-        "min": values.min(0).tolist(),
-        "max": values.max(0).tolist(),
-        "mean": values.mean(0).tolist(),
-        "std": values.std(0).tolist(),
-        "count": [len(values)],
-    }
+def _scalar(dtype: str) -> dict[str, Any]:
+    return {"dtype": dtype, "shape": [1], "names": None}
 
 
-def _image_stats(frames: np.ndarray) -> dict[str, list]:
-    # LeRobot keeps image stats per channel, in [0, 1], shaped (3, 1, 1)
-    per_channel = frames.reshape(-1, 3).astype(np.float64) / 255.0
-
-    def shaped(v):
-        return [[[float(x)]] for x in v]
-
-    return {
-        "min": shaped(per_channel.min(0)),
-        "max": shaped(per_channel.max(0)),
-        "mean": shaped(per_channel.mean(0)),
-        "std": shaped(per_channel.std(0)),
-        "count": [len(frames)],
-    }
-
-
-def _write_video(path: Path, frames: list[np.ndarray]) -> None:
-    import imageio.v2 as imageio
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with imageio.get_writer(
-        path, fps=FPS, codec="libx264", pixelformat="yuv420p", macro_block_size=1, ffmpeg_log_level="error"
-    ) as writer:
-        for frame in frames:
-            writer.append_data(frame)
-
-
-def _features(state_dim: int, image_size: int | None, cameras: list[str]) -> dict[str, Any]:
+def _features(state_dim: int, width: int, image_size: int | None, cameras: list[str]) -> dict[str, Any]:
     features: dict[str, Any] = {
         "observation.state": {
             "dtype": "float32",
@@ -115,14 +143,20 @@ def _features(state_dim: int, image_size: int | None, cameras: list[str]) -> dic
             "names": ["x", "y", "z", "ax", "ay", "az", "gripper_left", "gripper_right"],
         },
         "action": {"dtype": "float32", "shape": [7], "names": ["dx", "dy", "dz", "drx", "dry", "drz", "gripper"]},
-        "timestamp": {"dtype": "float32", "shape": [1], "names": None},
-        "frame_index": {"dtype": "int64", "shape": [1], "names": None},
-        "episode_index": {"dtype": "int64", "shape": [1], "names": None},
-        "index": {"dtype": "int64", "shape": [1], "names": None},
-        "task_index": {"dtype": "int64", "shape": [1], "names": None},
-        "memory.checkpoint_index": {"dtype": "int64", "shape": [1], "names": None},
-        "memory.op": {"dtype": "string", "shape": [1], "names": None},
-        **{f"memory.text.{level}": {"dtype": "string", "shape": [1], "names": None} for level in LEVELS},
+        "timestamp": _scalar("float32"),
+        "frame_index": _scalar("int64"),
+        "episode_index": _scalar("int64"),
+        "index": _scalar("int64"),
+        "task_index": _scalar("int64"),
+        "memory.phase": _scalar("string"),
+        "memory.policy_start": _scalar("int64"),
+        "memory.num_checkpoints": _scalar("int64"),
+        "memory.completed": {"dtype": "bool", "shape": [width], "names": None},
+        "memory.checkpoint_index": _scalar("int64"),
+        "memory.op": _scalar("string"),
+        "memory.binding": _scalar("string"),
+        **{f"memory.text.{level}": _scalar("string") for level in LEVELS},
+        **{f"memory.so_far.{level}": _scalar("string") for level in LEVELS},
     }
     for camera in cameras if image_size else []:
         features[VIDEO_KEYS[camera]] = {
@@ -141,6 +175,30 @@ def _features(state_dim: int, image_size: int | None, cameras: list[str]) -> dic
             },
         }
     return features
+
+
+def _arrow_schema(features: dict[str, Any]):
+    import pyarrow as pa
+
+    kinds = {"float32": pa.float32(), "int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
+    fields = []
+    for key, feature in features.items():
+        if feature["dtype"] == "video":
+            continue
+        kind = kinds[feature["dtype"]]
+        vector = feature["shape"] != [1] or key in ("observation.state", "action")
+        fields.append(pa.field(key, pa.list_(kind, feature["shape"][0]) if vector else kind))
+    return pa.schema(fields)
+
+
+def _arrow_column(values: Any, kind):
+    """One column as an Arrow array; [N, D] arrays become fixed-size lists without a Python copy."""
+    import pyarrow as pa
+
+    if isinstance(kind, pa.FixedSizeListType):
+        flat = np.ascontiguousarray(values).reshape(-1)
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat, kind.value_type), kind.list_size)
+    return pa.array(values, kind)
 
 
 def _tasks_table(tasks: dict[str, int]):
@@ -163,112 +221,212 @@ def _tasks_table(tasks: dict[str, int]):
     return table.replace_schema_metadata({b"pandas": json.dumps(pandas_meta).encode()})
 
 
-def export_lerobot(source: Path, out: Path) -> dict[str, Any]:
-    """Convert every ``<task>.hdf5`` in ``source`` to one LeRobot v3.0 dataset in ``out``; returns info.json."""
+class _FileSeries:
+    """Files of one kind numbered chunk/file as LeRobot numbers them, cut once one reaches its size limit."""
+
+    def __init__(self, out: Path, template: str, limit_bytes: float, **keys: str) -> None:
+        self.out, self.template, self.limit, self.keys = out, template, limit_bytes, keys
+        self.number = -1  # files started so far, minus one
+        self.episodes_in_file = 0
+
+    @property
+    def chunk_index(self) -> int:
+        return self.number // CHUNKS_SIZE
+
+    @property
+    def file_index(self) -> int:
+        return self.number % CHUNKS_SIZE
+
+    @property
+    def path(self) -> Path:
+        return self.out / self.template.format(chunk_index=self.chunk_index, file_index=self.file_index, **self.keys)
+
+    def needs_new_file(self) -> bool:
+        """True before the first episode and once the current file has reached the limit."""
+        return self.number < 0 or (self.episodes_in_file > 0 and self._size() >= self.limit)
+
+    def next_path(self) -> Path:
+        self.number += 1
+        self.episodes_in_file = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return self.path
+
+    def _size(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+
+class _DataFiles(_FileSeries):
+    def __init__(self, out: Path, schema, limit_bytes: float) -> None:
+        super().__init__(out, DATA_PATH, limit_bytes)
+        self.schema, self.writer = schema, None
+
+    def write(self, table) -> None:
+        import pyarrow.parquet as pq
+
+        if self.needs_new_file():
+            self.close()
+            self.writer = pq.ParquetWriter(self.next_path(), self.schema)
+        self.writer.write_table(table)
+        self.episodes_in_file += 1
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+class _VideoFiles(_FileSeries):
+    def __init__(self, out: Path, video_key: str, limit_bytes: float) -> None:
+        super().__init__(out, VIDEO_PATH, limit_bytes, video_key=video_key)
+        self.writer, self.frames_in_file = None, 0
+
+    def write(self, frames: np.ndarray) -> float:
+        """Append one episode's frames; returns the timestamp in its file where the episode starts."""
+        import imageio.v2 as imageio
+
+        if self.needs_new_file():
+            self.close()
+            self.writer = imageio.get_writer(
+                self.next_path(),
+                fps=FPS,
+                codec="libx264",
+                pixelformat="yuv420p",
+                macro_block_size=1,
+                ffmpeg_log_level="error",
+                output_params=["-g", str(KEYFRAME_INTERVAL)],
+            )
+            self.frames_in_file = 0
+        start = self.frames_in_file / FPS
+        for frame in frames:
+            self.writer.append_data(frame)
+        self.frames_in_file += len(frames)
+        self.episodes_in_file += 1
+        return start
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+def _demos(files: list[Path]) -> Iterator[tuple[dict[str, Any], Demo]]:
+    for path in files:
+        attrs, _ = read_file_summary(path)
+        for demo in iter_demos(path):
+            yield attrs, demo
+
+
+def _survey(files: list[Path]) -> tuple[int, Demo]:
+    """The largest checkpoint count of any demo (attributes only) and the first demo (its arrays)."""
+    width, first = 0, None
+    for path in files:
+        for demo in iter_demos(path, arrays=False):
+            width = max(width, len(demo.attrs["checkpoints"]))
+        if first is None:
+            first = next(iter_demos(path), None)
+    if first is None:
+        raise ValueError(f"the files in {files[0].parent} hold no demos")
+    return width, first
+
+
+def export_lerobot(
+    source: Path, out: Path, *, data_file_mb: float = DATA_FILE_MB, video_file_mb: float = VIDEO_FILE_MB
+) -> dict[str, Any]:
+    """Convert every ``<task>.hdf5`` in ``source`` to one LeRobot v3.0 dataset in ``out``; returns info.json.
+
+    Streams demo by demo (see the module docstring); ``*_file_mb`` are the sizes at which files are cut.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted(source.glob("*.hdf5"))
     if not files:
         raise FileNotFoundError(f"no <task>.hdf5 files in {source}")
-    loaded = [read_task_file(path) for path in files]
-    first_demo = next((d for _, demos in loaded for d in demos), None)
-    if first_demo is None:
-        raise ValueError(f"the files in {source} hold no demos")
-    cameras = [c for c in IMAGE_KEYS if f"obs/{IMAGE_KEYS[c]}" in first_demo.arrays]
-    image_size = int(first_demo.arrays[f"obs/{IMAGE_KEYS[cameras[0]]}"].shape[1]) if cameras else None
+    width, first = _survey(files)
+    cameras = [c for c in IMAGE_KEYS if f"obs/{IMAGE_KEYS[c]}" in first.arrays]
+    image_size = int(first.arrays[f"obs/{IMAGE_KEYS[cameras[0]]}"].shape[1]) if cameras else None
+    features = _features(first.arrays["robot_states"].shape[1], width, image_size, cameras)
+    del first
+    schema = _arrow_schema(features)
+    numeric = [key for key, f in features.items() if f["dtype"] in NUMERIC]
+    videos = [VIDEO_KEYS[c] for c in cameras]
 
     tasks: dict[str, int] = {}
-    frame_columns: dict[str, list] = {}
-    episode_rows: list[dict[str, Any]] = []
-    videos: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
-    index = 0
-    for attrs, demos in loaded:
-        task_index = tasks.setdefault(attrs["instruction"], len(tasks))
-        for demo in demos:
-            episode = len(episode_rows)
-            columns = _frame_columns(demo, episode, index, task_index)
-            for key, value in columns.items():
-                frame_columns.setdefault(key, []).extend(list(value))
+    data = _DataFiles(out, schema, data_file_mb * 2**20)
+    video_files = {key: _VideoFiles(out, key, video_file_mb * 2**20) for key in videos}
+    running = {key: RunningStats() for key in numeric + videos}
+    episodes_path = out / EPISODES_PATH.format(chunk_index=0, file_index=0)
+    episodes_path.parent.mkdir(parents=True, exist_ok=True)
+    episode_writer = None
+    episode = index = 0
+    try:
+        for attrs, demo in _demos(files):
+            task_index = tasks.setdefault(attrs["instruction"], len(tasks))
+            columns = _frame_columns(
+                demo, episode=episode, start=index, task_index=task_index, width=width, cameras=cameras
+            )
+            length = len(columns["index"])
+            data.write(pa.table([_arrow_column(columns[f.name], f.type) for f in schema], schema=schema))
             row: dict[str, Any] = {
                 "episode_index": episode,
                 "tasks": [attrs["instruction"]],
-                "length": demo.length,
+                "length": length,
                 "dataset_from_index": index,
-                "dataset_to_index": index + demo.length,
-                "data/chunk_index": CHUNK_INDEX,
-                "data/file_index": FILE_INDEX,
-                "meta/episodes/chunk_index": CHUNK_INDEX,
-                "meta/episodes/file_index": FILE_INDEX,
+                "dataset_to_index": index + length,
+                "data/chunk_index": data.chunk_index,
+                "data/file_index": data.file_index,
+                "meta/episodes/chunk_index": 0,
+                "meta/episodes/file_index": 0,
                 "memobench/task_id": attrs["task_id"],
                 "memobench/seed": int(demo.attrs["seed"]),
                 "memobench/checkpoints": json.dumps(demo.attrs["checkpoints"]),
             }
-            for camera in cameras:
-                key = VIDEO_KEYS[camera]
-                start = sum(len(f) for f in videos[camera]) / FPS
-                frames = demo.arrays[f"obs/{IMAGE_KEYS[camera]}"]
-                videos[camera].append(frames)
+            del demo  # the episode's rows hold what is still needed
+            stats = {key: vector_stats(np.asarray(columns[key])) for key in numeric}
+            for key in videos:
+                start = video_files[key].write(columns[key])
+                stats[key] = image_stats(columns[key])
                 row.update(
                     {
-                        f"videos/{key}/chunk_index": CHUNK_INDEX,
-                        f"videos/{key}/file_index": FILE_INDEX,
+                        f"videos/{key}/chunk_index": video_files[key].chunk_index,
+                        f"videos/{key}/file_index": video_files[key].file_index,
                         f"videos/{key}/from_timestamp": start,
-                        f"videos/{key}/to_timestamp": start + len(frames) / FPS,
+                        f"videos/{key}/to_timestamp": start + length / FPS,
                     }
                 )
-            episode_rows.append(row)
-            index += demo.length
+            for key, value in stats.items():
+                running[key].add(value)
+                row.update({f"stats/{key}/{name}": np.asarray(v).tolist() for name, v in value.items()})
+            row_table = pa.Table.from_pylist([row])
+            if episode_writer is None:
+                episode_writer = pq.ParquetWriter(episodes_path, row_table.schema)
+            episode_writer.write_table(row_table.cast(episode_writer.schema))
+            episode += 1
+            index += length
+    finally:
+        data.close()
+        for files_ in video_files.values():
+            files_.close()
+        if episode_writer is not None:
+            episode_writer.close()
 
-    def at(template: str, **keys) -> Path:
-        path = out / template.format(chunk_index=CHUNK_INDEX, file_index=FILE_INDEX, **keys)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    table = {}
-    for key, values in frame_columns.items():
-        if key in ("observation.state", "action"):
-            table[key] = pa.array(
-                [np.asarray(v, dtype=np.float32) for v in values], type=pa.list_(pa.float32(), len(values[0]))
-            )
-        else:
-            table[key] = pa.array(values)
-    pq.write_table(pa.table(table), at(DATA_PATH))
-    pq.write_table(pa.Table.from_pylist(episode_rows), at(EPISODES_PATH))
-    pq.write_table(_tasks_table(tasks), at("meta/tasks.parquet"))
-    for camera, chunks in videos.items():
-        _write_video(at(VIDEO_PATH, video_key=VIDEO_KEYS[camera]), [f for chunk in chunks for f in chunk])
-
-    stats = {
-        key: _stats(np.asarray(frame_columns[key], dtype=np.float64))
-        for key in (
-            "observation.state",
-            "action",
-            "timestamp",
-            "frame_index",
-            "episode_index",
-            "index",
-            "task_index",
-            "memory.checkpoint_index",
-        )
-    }
-    for camera, chunks in videos.items():
-        stats[VIDEO_KEYS[camera]] = _image_stats(np.concatenate(chunks))
-    (out / "meta" / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    pq.write_table(_tasks_table(tasks), out / "meta" / "tasks.parquet")
+    stats_json = {key: as_json(r.result()) for key, r in running.items()}
+    (out / "meta" / "stats.json").write_text(json.dumps(stats_json, indent=2) + "\n")
     info = {
         "codebase_version": CODEBASE_VERSION,
         "robot_type": "panda",
-        "total_episodes": len(episode_rows),
+        "total_episodes": episode,
         "total_frames": index,
         "total_tasks": len(tasks),
-        "chunks_size": 1000,
-        "data_files_size_in_mb": 100,
-        "video_files_size_in_mb": 500,
+        "chunks_size": CHUNKS_SIZE,
+        "data_files_size_in_mb": data_file_mb,
+        "video_files_size_in_mb": video_file_mb,
         "fps": FPS,
-        "splits": {"train": f"0:{len(episode_rows)}"},
+        "splits": {"train": f"0:{episode}"},
         "data_path": DATA_PATH,
         "video_path": VIDEO_PATH if cameras else None,
-        "features": _features(first_demo.arrays["robot_states"].shape[1], image_size, cameras),
+        "features": features,
     }
     (out / "meta" / "info.json").write_text(json.dumps(info, indent=2) + "\n")
     return info

@@ -21,6 +21,7 @@ import numpy as np
 
 from memobench.core import expr
 from memobench.core.bindings import binding_label, resolve_reference
+from memobench.core.oracle import oracle_prompt
 from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
 from memobench.core.seeding import episode_rng
 from memobench.core.suite import Task
@@ -173,6 +174,54 @@ def play_cue(task: Task, plan: EpisodePlan, env: SimEnv, world: WorldView, proto
     )
 
 
+def play_policy_cue(task: Task, plan: EpisodePlan, env: SimEnv, world: WorldView, protocol: Protocol) -> CueRecording:
+    """The cue as a policy is shown it: :func:`play_cue`, frames resized and padded to ``resize_size``.
+
+    ``env`` must have been reset to the plan's layout; it is restored exactly afterwards.
+    Empty for a task without a cue.
+    """
+    if task.spec.cue is None:
+        return CueRecording()
+    cue = play_cue(task, plan, env, world, protocol)
+    size = protocol.resize_size
+    cue.frames = [resize_with_pad(f, size) for f in cue.frames]
+    cue.wrist_frames = [resize_with_pad(f, size) for f in cue.wrist_frames]
+    return cue
+
+
+def stabilise(env: SimEnv, world: WorldView, tracker: CheckpointTracker, protocol: Protocol) -> None:
+    """The steps between the cue and the policy's first action: ``stabilization_steps`` no-ops
+    (objects spawn a little above their supports), then tracking starts from the settled scene."""
+    for _ in range(protocol.stabilization_steps):
+        env.step(NOOP_ACTION)
+    world.set_reference()
+    tracker.reset(world)
+
+
+def policy_images(env: SimEnv, protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
+    """The agent-view and wrist images a policy sees now: rendered at ``camera_size``, padded to ``resize_size``."""
+    size = protocol.resize_size
+    return (
+        resize_with_pad(env.render("agentview", protocol.camera_size), size),
+        resize_with_pad(env.render("wrist", protocol.camera_size), size),
+    )
+
+
+def execute(env: SimEnv, world: WorldView, tracker: CheckpointTracker, action: np.ndarray, step: int) -> str | None:
+    """Execute one action as policy step ``step`` and track it; the end reason if the episode ends here.
+
+    ``"violation"`` (or :data:`EXTRA_POUR`) when a commitment broke, ``"success"`` once the
+    required checkpoints are done and the post-goal window passed, otherwise None.
+    """
+    env.step(action)
+    tracker.update(world, step)
+    if tracker.violation:
+        return EXTRA_POUR if tracker.violation == EXTRA_POUR else "violation"
+    if tracker.finished:
+        return "success"
+    return None
+
+
 class _Episode:
     """State of one running episode; :func:`run_episode` is the public entry point."""
 
@@ -208,11 +257,7 @@ class _Episode:
         self.timings["reset"] = time.perf_counter() - start
         if self.task.spec.cue is not None:
             start = time.perf_counter()
-            self.cue = play_cue(self.task, self.plan, self.env, self.world, self.protocol)
-            # The policy sees the cue as it sees everything else: resize_size, padded.
-            size = self.protocol.resize_size
-            self.cue.frames = [resize_with_pad(f, size) for f in self.cue.frames]
-            self.cue.wrist_frames = [resize_with_pad(f, size) for f in self.cue.wrist_frames]
+            self.cue = play_policy_cue(self.task, self.plan, self.env, self.world, self.protocol)
             self.timings["cue"] = time.perf_counter() - start
         if self.capture_video:
             self.frames["agentview"] += self.cue.frames
@@ -227,10 +272,7 @@ class _Episode:
                 obs["observation/image"] = self.cue.frames[i]
                 obs["observation/wrist_image"] = self.cue.wrist_frames[i]
             self.guard.observe(obs)
-        for _ in range(self.protocol.stabilization_steps):
-            self.env.step(NOOP_ACTION)
-        self.world.set_reference()
-        self.tracker.reset(self.world)
+        stabilise(self.env, self.world, self.tracker, self.protocol)
         if self.recorder is not None:
             self.recorder.begin(self.cue)
 
@@ -244,7 +286,7 @@ class _Episode:
             for cp, step in zip(self.task.spec.checkpoints, self.tracker.completed_steps, strict=True)
             if step is not None
         ]
-        return f"{instruction}\nMemory: {'; '.join(done) if done else 'nothing done yet'}."
+        return oracle_prompt(instruction, done)
 
     def observation(self, step: int, images: bool) -> dict[str, Any]:
         obs: dict[str, Any] = {
@@ -254,15 +296,13 @@ class _Episode:
             "step": step,
         }
         if images:
-            size = self.protocol.resize_size
-            obs["observation/image"] = resize_with_pad(self.env.render("agentview", self.protocol.camera_size), size)
-            obs["observation/wrist_image"] = resize_with_pad(self.env.render("wrist", self.protocol.camera_size), size)
+            obs["observation/image"], obs["observation/wrist_image"] = policy_images(self.env, self.protocol)
         return obs
 
     def capture_frames(self) -> None:
-        size = self.protocol.resize_size
-        for camera in ("agentview", "wrist"):
-            self.frames[camera].append(resize_with_pad(self.env.render(camera, self.protocol.camera_size), size))
+        agentview, wrist = policy_images(self.env, self.protocol)
+        self.frames["agentview"].append(agentview)
+        self.frames["wrist"].append(wrist)
 
     def query(self, step: int) -> list[np.ndarray]:
         """Query the policy; returns the actions to run before the next query.
@@ -307,18 +347,15 @@ class _Episode:
             action = queue.pop(0)
             if self.recorder is not None:
                 self.recorder.add(self.env, action)
-            self.env.step(action)
+            end = execute(self.env, self.world, self.tracker, action, step)
             self.steps = step + 1
-            self.tracker.update(self.world, step)
             self.timings["sim"] += time.perf_counter() - start
             if self.capture_video and self.video_every and (step + 1) % self.video_every == 0 and queue:
                 self.capture_frames()  # between queries; a query step captures its own
             if self.guard.has_observe:
                 self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
-            if self.tracker.violation:
-                return EXTRA_POUR if self.tracker.violation == EXTRA_POUR else "violation"
-            if self.tracker.finished:
-                return "success"
+            if end is not None:
+                return end
             if finished and stillness.settled(self.env.max_speed(), self.tracker):
                 return POLICY_FINISHED
         return "horizon"

@@ -65,14 +65,6 @@ class Scene:
         return self.check("grasped", name)
 
     def hidden(self, name: str) -> bool:
-        """True when ``name`` lies in a drawer that is closed: no camera could see it."""
-        lib = self.env.libero
-        for site in lib.object_sites_dict:
-            if (
-                site.endswith("_region")
-                and "cabinet" in site
-                and self.check("in", name, site)
-                and self.check("closed", site)
-            ):
-                return True
-        return False
+        """True when ``name`` lies in a closed drawer or microwave: no camera could see it
+        (:meth:`~memobench.sim.world.WorldView.hidden`)."""
+        return self.world.hidden(name)

@@ -1,19 +1,27 @@
 """Policies behind a websocket: the client adapter and ``memobench serve``'s server.
 
-Protocol (the openpi-client convention, plus two control messages):
+Protocol (the openpi-client convention, plus two control messages for servers that ask):
 
-1. On connect the server sends its metadata (a dict; MEMOBench servers say
-   ``needs_images``).
-2. Each query: the client sends the observation dict (``observation/image``,
-   ``observation/wrist_image``, ``observation/state``, ``prompt``, plus
-   ``resize_size``, ``episode``, ``step``); the server answers
-   ``{"actions": array [horizon, 7]}``.
+1. On connect the server sends its metadata (a dict). What the client reads from it:
+   ``needs_images`` (default True), ``control_messages`` (the control messages the
+   server understands; none by default) and ``wants_prompt_video`` (default False).
+   ``memobench serve`` lists both control messages and asks for the cue video;
+   openpi's stock server sends its policy's metadata, which says none of this.
+2. Each query: the client sends the observation dict, the server answers
+   ``{"actions": array [horizon, 7]}`` (other reply keys, such as openpi's
+   ``server_timing``, are ignored). A server without control messages (openpi's,
+   which hands every frame to ``policy.infer``) gets exactly the openpi LIBERO keys,
+   :data:`OPENPI_KEYS`; one that lists control messages speaks MEMOBench's protocol
+   and also gets :data:`HARNESS_KEYS` (``episode``, ``step``, ``resize_size``).
+   ``prompt_video`` (the cue, first query only) goes only to a server that wants it.
 3. ``{"__ctrl__": "reset"}`` before every episode (a stateful policy clears
    its memory) and ``{"__ctrl__": "begin_episode", "rng_state": ...}`` with
    the episode generator's state, so a stochastic policy served remotely
-   draws exactly what it would draw in-process. Both are answered ``{"ok": True}``.
+   draws exactly what it would draw in-process; each only to a server that lists
+   it. Both are answered ``{"ok": True}``.
 
-A server error comes back as a text frame holding the traceback. The client
+A server error comes back as a text frame holding the traceback (openpi's server
+then closes the connection; the next query reconnects). The client
 connects with a timeout, retries a failed exchange a bounded number of times
 with exponential backoff (reconnecting), then raises :class:`RemotePolicyError`
 naming the server; the harness records that episode as ``adapter_error``.
@@ -46,16 +54,11 @@ from memobench.policies.wire import packb, unpackb
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 8000
-SENT_KEYS = (
-    "observation/image",
-    "observation/wrist_image",
-    "observation/state",
-    "prompt",
-    "episode",
-    "step",
-    "prompt_video",
-    "cue",
-)
+# What openpi's LIBERO input transform reads; a stock server gets these and nothing else.
+OPENPI_KEYS = ("observation/image", "observation/wrist_image", "observation/state", "prompt")
+# The harness's extras, only for servers that speak MEMOBench's protocol (list control messages).
+HARNESS_KEYS = ("episode", "step", "resize_size")
+CONTROL_MESSAGES = ("reset", "begin_episode")
 
 
 class RemotePolicyError(RuntimeError):
@@ -80,6 +83,11 @@ def _rng_from_state(state: str) -> np.random.Generator:
 class RemotePolicy:
     """An adapter whose policy runs in a websocket server (``memobench serve`` or openpi's).
 
+    What it sends depends on the server's connect metadata (the module's protocol): a
+    server that lists no control messages, such as openpi's ``serve_policy.py``, is sent
+    one frame per query holding exactly :data:`OPENPI_KEYS`, and ``reset`` and
+    ``begin_episode`` send nothing.
+
     A token for the server is read from the environment variable ``MEMOBENCH_SERVE_TOKEN``
     and sent as ``Authorization: Bearer <token>``.
     """
@@ -99,6 +107,18 @@ class RemotePolicy:
         self._ws = None
         self.metadata = self._connect()
         self.needs_images = bool(self.metadata.get("needs_images", True)) if needs_images is None else needs_images
+        listed = self.metadata.get("control_messages")
+        self.control_messages = (
+            frozenset(m for m in listed if isinstance(m, str)) if isinstance(listed, list) else frozenset()
+        )
+        self.wants_prompt_video = self.metadata.get("wants_prompt_video") is True
+        if not self.control_messages:
+            log.info(
+                "the policy server at %s lists no control messages (openpi's stock server): "
+                "sending it observations only, with the keys %s",
+                self.uri,
+                ", ".join(OPENPI_KEYS),
+            )
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> dict[str, Any]:
@@ -172,15 +192,27 @@ class RemotePolicy:
 
     # -- the adapter contract ------------------------------------------------------------
     def reset(self) -> None:
-        self._exchange({"__ctrl__": "reset"})
+        """Tell the server a new episode starts; a no-op for a server that does not list ``reset``."""
+        if "reset" in self.control_messages:
+            self._exchange({"__ctrl__": "reset"})
 
     def begin_episode(self, rng: np.random.Generator) -> None:
-        self._exchange({"__ctrl__": "begin_episode", "rng_state": _rng_state(rng)})
+        """Hand the server the episode's generator; a no-op for a server that does not list it."""
+        if "begin_episode" in self.control_messages:
+            self._exchange({"__ctrl__": "begin_episode", "rng_state": _rng_state(rng)})
+
+    def query_message(self, obs: dict[str, Any], prompt: str, resize_size: int) -> dict[str, Any]:
+        """What this server is sent for a query: the openpi keys, plus what it understands or asks for."""
+        message = {k: obs[k] for k in OPENPI_KEYS if k in obs}
+        message["prompt"] = prompt
+        if self.control_messages:
+            message.update({k: obs[k] for k in HARNESS_KEYS if k in obs}, resize_size=resize_size)
+        if self.wants_prompt_video and "prompt_video" in obs:
+            message["prompt_video"] = obs["prompt_video"]
+        return message
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
-        message = {k: obs[k] for k in SENT_KEYS if k in obs}
-        message.update(prompt=prompt, resize_size=resize_size)
-        reply = self._exchange(message)
+        reply = self._exchange(self.query_message(obs, prompt, resize_size))
         if not isinstance(reply, dict) or "actions" not in reply:
             raise RemotePolicyError(f"the policy server at {self.uri} answered without 'actions': {reply!r:.200}")
         return reply["actions"]
@@ -244,7 +276,13 @@ class PolicyServer:
         self._connections: set = set()
 
     def metadata(self) -> dict[str, Any]:
-        return {"server": "memobench", "needs_images": bool(getattr(self.adapter, "needs_images", True))}
+        """The connect frame: what this server understands and wants (see the module's protocol)."""
+        return {
+            "server": "memobench",
+            "needs_images": bool(getattr(self.adapter, "needs_images", True)),
+            "control_messages": list(CONTROL_MESSAGES),
+            "wants_prompt_video": True,
+        }
 
     def _answer(self, adapter: Any, lock: threading.Lock, message: dict) -> Any:
         control = message.get("__ctrl__")

@@ -22,6 +22,10 @@ NEAR_DISTANCE = 0.10  # metres, xy, for near(a, b)
 # q > 0 is not a resting state: a drawer pushed shut settles at q ~ -0.0006 (measured),
 # so LIBERO's test flickers off a step after it turns on. 5 mm of a 160 mm travel is shut.
 CLOSED_ABOVE = {"WoodenCabinet": -0.005}
+# Fixtures that enclose what lies in their regions when shut: no camera sees into a closed
+# cabinet drawer or a closed microwave (matched in the region's site name, e.g.
+# ``wooden_cabinet_1_top_region``, ``microwave_1_heating_region``).
+ENCLOSING = ("cabinet", "microwave")
 
 
 class WorldView:
@@ -65,6 +69,20 @@ class WorldView:
     def tilt(self, name: str) -> float:
         up_now = self._rotation(name) @ self._ref_up[name]
         return float(np.arccos(np.clip(up_now[2], -1.0, 1.0)))
+
+    def hidden(self, name: str) -> bool:
+        """True when object ``name`` lies inside a closed drawer or microwave (:data:`ENCLOSING`):
+        no camera could see it. The one visibility rule: the experts' memory and the Gymnasium
+        API's masked observations both follow it."""
+        for site in self._lib.object_sites_dict:
+            if (
+                site.endswith("_region")
+                and any(word in site for word in ENCLOSING)
+                and self._q_in(name, site)
+                and self._q_closed(site)
+            ):
+                return True
+        return False
 
     # -- StateView ---------------------------------------------------------------
     def query(self, name: str, args: tuple[str, ...]) -> bool | float:
