@@ -151,6 +151,21 @@ def test_memobench_serve_announces_its_control_messages_and_gets_the_harness_key
     assert set(message) == {*HARNESS_OBS, "resize_size"} and message["resize_size"] == 128
 
 
+def test_mirror_images_flips_every_image_left_right_and_nothing_else():
+    server = StockOpenpiServer(metadata={"wants_prompt_video": True}, accepts=(*OPENPI_KEYS, "prompt_video"))
+    plain, mirrored = RemotePolicy(port=server.port), RemotePolicy(port=server.port, mirror_images=True)
+    try:
+        video = np.random.default_rng(1).integers(0, 256, (3, 224, 224, 3), dtype=np.uint8)
+        obs = {**textured(HARNESS_OBS), "prompt_video": video}
+        a, b = plain.query_message(obs, "p", 224), mirrored.query_message(obs, "p", 224)
+    finally:
+        plain.close(), mirrored.close(), server.stop()
+    for key in ("observation/image", "observation/wrist_image"):
+        assert np.array_equal(b[key], a[key][:, ::-1]) and not np.array_equal(b[key], a[key])
+    assert np.array_equal(b["prompt_video"], video[:, :, ::-1]) and np.array_equal(a["prompt_video"], video)
+    assert np.array_equal(b["observation/state"], a["observation/state"]) and b["prompt"] == a["prompt"]
+
+
 def test_metadata_that_is_not_a_list_of_control_messages_counts_as_none():
     server = StockOpenpiServer(metadata={"control_messages": "reset", "wants_prompt_video": "yes"})
     client = RemotePolicy(port=server.port)

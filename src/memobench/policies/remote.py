@@ -90,6 +90,11 @@ class RemotePolicy:
 
     A token for the server is read from the environment variable ``MEMOBENCH_SERVE_TOKEN``
     and sent as ``Authorization: Bearer <token>``.
+
+    ``mirror_images`` flips every image it sends left-right (camera frames and the cue
+    video). MEMOBench's frames are upright as the camera sees them; openpi's and OpenVLA's
+    LIBERO pipelines rotate robosuite's bottom-up read-out by 180 degrees, i.e. upright and
+    mirrored, so a checkpoint fine-tuned on their LIBERO data expects mirrored frames.
     """
 
     def __init__(
@@ -101,7 +106,9 @@ class RemotePolicy:
         retries: int = 3,
         backoff: float = 0.5,
         needs_images: bool | None = None,
+        mirror_images: bool = False,
     ):
+        self.mirror_images = bool(mirror_images)
         self.uri = host if host.startswith("ws") else f"ws://{host}:{port}"
         self.connect_timeout, self.retries, self.backoff = connect_timeout, retries, backoff
         self._ws = None
@@ -209,6 +216,10 @@ class RemotePolicy:
             message.update({k: obs[k] for k in HARNESS_KEYS if k in obs}, resize_size=resize_size)
         if self.wants_prompt_video and "prompt_video" in obs:
             message["prompt_video"] = obs["prompt_video"]
+        if self.mirror_images:
+            for key in ("observation/image", "observation/wrist_image", "prompt_video"):
+                if key in message:  # [..., height, width, channels]: flip the width axis
+                    message[key] = np.ascontiguousarray(np.asarray(message[key])[..., ::-1, :])
         return message
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
