@@ -39,20 +39,7 @@ class RunProgress(RunEvents):
         self.console.print(f"[yellow]ledger: {message}")
 
     def episodes_started(self, total: int) -> None:
-        self._stop()
-        self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[last]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=self.console,
-            transient=False,
-        )
-        self._progress.start()
-        self._bar = self._progress.add_task("episodes", total=total, last="")
+        self._start("episodes", total)
 
     def episode_finished(self, record: EpisodeRecord) -> None:
         if self._progress is None:
@@ -64,6 +51,17 @@ class RunProgress(RunEvents):
         self._stop()
 
     def jobs_started(self, label: str, total: int) -> None:
+        self._start(label, total)
+
+    def job_finished(self, summary: str) -> None:
+        if self._progress is not None:
+            self._progress.update(self._bar, advance=1, last=summary)
+
+    def jobs_ended(self) -> None:
+        self._stop()
+
+    def _start(self, label: str, total: int) -> None:
+        """A new bar: count, the last item's outcome, elapsed time, ETA (replacing any bar shown)."""
         self._stop()
         self._progress = Progress(
             TextColumn(f"[bold]{label}"),
@@ -77,13 +75,6 @@ class RunProgress(RunEvents):
         )
         self._progress.start()
         self._bar = self._progress.add_task(label, total=total, last="")
-
-    def job_finished(self, summary: str) -> None:
-        if self._progress is not None:
-            self._progress.update(self._bar, advance=1, last=summary)
-
-    def jobs_ended(self) -> None:
-        self._stop()
 
     def _stop(self) -> None:
         if self._progress is not None:
