@@ -28,6 +28,9 @@ from memobench.sim.registry import libero_vocabulary
 configure_gl()
 
 CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
+# "reference" draws the scene's meshes as LIBERO ships them; "fast" draws decimated copies
+# of the heavy visual-only meshes (memobench.sim.light_meshes). Physics is the same in both.
+RENDER_QUALITIES = ("reference", "fast")
 NOOP_ACTION = np.array([0, 0, 0, 0, 0, 0, -1.0])  # no motion, gripper open
 
 
@@ -105,13 +108,18 @@ class SimEnv:
     sees it. Every env MEMOBench builds goes through here.
 
     ``render=False`` builds no offscreen renderer (no OpenGL at all): the fast,
-    camera-free mode. ``render=True`` renders only when :meth:`render` is called.
+    camera-free mode. ``render=True`` renders only when :meth:`render` is called, drawing
+    the meshes LIBERO ships (``render_quality="reference"``) or light copies of the heavy
+    visual ones (``"fast"``); the physics model is the same object either way.
     """
 
-    def __init__(self, bddl: str, *, render: bool = False, control_freq: int = 20):
+    def __init__(self, bddl: str, *, render: bool = False, control_freq: int = 20, render_quality: str = "reference"):
+        if render_quality not in RENDER_QUALITIES:
+            raise ValueError(f"render_quality must be one of {RENDER_QUALITIES}, got {render_quality!r}")
         if render:
             require_rendering()
         self.renders = render
+        self.render_quality = render_quality
         env_cls = _import_libero()
         try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
             check_problem(bddl, libero_vocabulary())
@@ -138,6 +146,19 @@ class SimEnv:
             os.unlink(path)
         self._last_obs: dict | None = None
         self._scratch = None  # an mjData to park the live state in while rendering
+        # The render-only model whose light meshes live in the GL context; kept so the
+        # arrays the context was filled from stay alive with the env.
+        self._render_model = None
+        if render and render_quality == "fast":
+            self._use_light_meshes()
+
+    def _use_light_meshes(self) -> None:
+        from memobench.sim.light_meshes import light_render_model, upload_meshes
+
+        context = self.sim._render_context_offscreen
+        self._render_model, ids = light_render_model(self.sim.model._model)
+        context.gl_ctx.make_current()
+        upload_meshes(self._render_model, context.con, ids)
 
     # -- access for the world view and experts (read-only use) ---------------------
     @property
