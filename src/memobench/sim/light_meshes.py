@@ -60,13 +60,14 @@ def default_cache_dir() -> Path:
     return base / "memobench" / "light-meshes"
 
 
-def heavy_visual_meshes(model, min_faces: int = MIN_FACES) -> list[int]:
+def heavy_visual_meshes(model, min_faces: int | None = None) -> list[int]:
     """Ids of meshes with at least ``min_faces`` faces drawn only by visual geoms (no contacts).
 
     A mesh also used by a colliding geom is left alone, whatever its size.
     """
     import mujoco
 
+    min_faces = MIN_FACES if min_faces is None else min_faces
     is_mesh = model.geom_type == mujoco.mjtGeom.mjGEOM_MESH
     collides = (model.geom_contype != 0) | (model.geom_conaffinity != 0)
     used = set(model.geom_dataid[is_mesh].tolist())
@@ -100,7 +101,8 @@ def mesh_key(mesh: LightMesh, target_faces: int) -> str:
 
 
 def target_face_count(facenum: int) -> int:
-    return max(MIN_FACES // 2, int(facenum * KEEP_FRACTION))
+    """Faces a decimated copy keeps: KEEP_FRACTION of the source, at least MIN_FACES // 2, always fewer."""
+    return min(facenum - 1, max(MIN_FACES // 2, int(facenum * KEEP_FRACTION)))
 
 
 def decimate(mesh: LightMesh, target_faces: int) -> LightMesh:
