@@ -13,12 +13,11 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from memobench.core.suite import Suite
 from memobench.evaluation.protocol import plan_episode
 from memobench.sim.env import CAMERAS, SimEnv
 from memobench.sim.light_meshes import heavy_visual_meshes
+from memobench.sim.render import psnr
 
 
 def frame_time(env: SimEnv, camera: str, size: int, repeat: int) -> float:
@@ -27,11 +26,6 @@ def frame_time(env: SimEnv, camera: str, size: int, repeat: int) -> float:
     for _ in range(repeat):
         env.render(camera, size)
     return (time.perf_counter() - start) / repeat
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return float("inf") if mse == 0 else float(10 * np.log10(255**2 / mse))
 
 
 def main() -> None:

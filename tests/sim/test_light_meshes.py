@@ -9,11 +9,7 @@ import pytest
 
 from memobench.evaluation.protocol import plan_episode
 from memobench.sim.env import SimEnv
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return float(10 * np.log10(255**2 / max(mse, 1e-10)))
+from memobench.sim.render import psnr
 
 
 @pytest.mark.sim

@@ -24,3 +24,9 @@ def resize_with_pad(image: np.ndarray, size: int) -> np.ndarray:
     top, left = (size - new_h) // 2, (size - new_w) // 2
     out[top : top + new_h, left : left + new_w] = resized
     return out
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """Peak signal-to-noise ratio (dB) of two uint8 images of one shape; inf when identical."""
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else float(10 * np.log10(255**2 / mse))
