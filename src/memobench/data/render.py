@@ -34,8 +34,17 @@ def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dic
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
-def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Callable[[], None] | None = None) -> int:
+def render_task_file(
+    path: Path,
+    size: int,
+    cameras: list[str],
+    after_demo: Callable[[], None] | None = None,
+    quality: str = "reference",
+) -> int:
     """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
+
+    ``quality`` is :class:`~memobench.sim.env.SimEnv`'s ``render_quality``, recorded in the
+    file's ``data`` attribute ``render_quality``.
 
     Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
     Raises :class:`~memobench.data.demo_bddl.DemoFileError` (before writing anything) for a
@@ -64,7 +73,7 @@ def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Call
                 if bddl not in envs:
                     for old in envs.values():
                         old.close()
-                    envs = {bddl: SimEnv(bddl, render=True)}
+                    envs = {bddl: SimEnv(bddl, render=True, render_quality=quality)}
                 env = envs[bddl]
                 env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
                 group = f[f"data/demo_{i}"]
@@ -81,6 +90,7 @@ def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Call
                     after_demo()
             f["data"].attrs["image_size"] = size
             f["data"].attrs["cameras"] = ",".join(cameras)
+            f["data"].attrs["render_quality"] = quality
         os.replace(partial, path)
     finally:
         for env in envs.values():
