@@ -56,6 +56,7 @@ def measure_task(task, states_dir: Path, raw: dict, per_mesh: int) -> None:
         for i in lm.heavy_visual_meshes(m):
             source = lm.source_mesh(m, i)
             entry = raw.setdefault(lm.source_key(source), {"name": m.mesh(i).name, "faces": int(m.mesh_facenum[i])})
+            entry["present_in"] = sorted(set(entry.get("present_in", [])) | {task.id})
             measured = entry.setdefault("frame_mse", {})
             if task.id in measured or len(measured) >= per_mesh:
                 continue
@@ -78,17 +79,23 @@ def measure_task(task, states_dir: Path, raw: dict, per_mesh: int) -> None:
 def allocate(raw: dict, mean_db: float, worst_db: float) -> dict[str, float]:
     """Per mesh key, the fraction the greedy allocation gives it (see the module docstring).
 
-    A frame's predicted error is the sum of the errors its task's measured meshes cause on it
-    alone; a mesh not measured in a task adds nothing there (it was measured in others).
+    A frame's predicted error is the sum of the errors each mesh of its task causes on it
+    alone: measured in that task, or else the frame-by-frame mean of the tasks it was measured
+    in (same state index, camera and size).
     """
     keys = sorted(k for k in raw if raw[k].get("frame_mse"))
-    tasks = sorted({t for k in keys for t in raw[k]["frame_mse"]})
+    tasks = sorted({t for k in keys for t in raw[k]["present_in"]})
     n_frames = len(next(iter(next(iter(raw[keys[0]]["frame_mse"].values())).values())))
     level = dict.fromkeys(keys, 0)
 
     def err(key: str, task: str, lvl: int) -> np.ndarray:
         fraction = FRACTIONS[lvl]
-        return np.zeros(n_frames) if fraction == 1.0 else np.asarray(raw[key]["frame_mse"][task][str(fraction)])
+        if fraction == 1.0:
+            return np.zeros(n_frames)
+        measured = raw[key]["frame_mse"]
+        if task in measured:
+            return np.asarray(measured[task][str(fraction)])
+        return np.mean([measured[t][str(fraction)] for t in measured], axis=0)
 
     def faces(key: str, lvl: int) -> int:
         fraction = FRACTIONS[lvl]
@@ -96,7 +103,7 @@ def allocate(raw: dict, mean_db: float, worst_db: float) -> dict[str, float]:
 
     total = {t: np.zeros(n_frames) for t in tasks}
     for k in keys:
-        for t in raw[k]["frame_mse"]:
+        for t in raw[k]["present_in"]:
             total[t] += err(k, t, 0)
 
     def psnrs() -> np.ndarray:
@@ -107,22 +114,25 @@ def allocate(raw: dict, mean_db: float, worst_db: float) -> dict[str, float]:
         p = psnrs()
         if p.mean() >= mean_db and p.min() >= worst_db:
             break
+        # The best upgrade of any mesh to any larger level (small meshes hit the face floor, so
+        # several fractions can share a face count; the error curve need not be convex).
         best, best_gain = None, 0.0
         for k in keys:
-            if level[k] + 1 >= len(FRACTIONS):
-                continue
-            # error removed per task it was measured in: a mean, so widely measured meshes do not count double
-            removed = np.mean(
-                [float((err(k, t, level[k]) - err(k, t, level[k] + 1)).sum()) for t in raw[k]["frame_mse"]]
-            )
-            added = max(1, faces(k, level[k] + 1) - faces(k, level[k]))
-            if removed / added > best_gain:
-                best, best_gain = k, removed / added
+            present_in = raw[k]["present_in"]
+            now = faces(k, level[k])
+            for up in range(level[k] + 1, len(FRACTIONS)):
+                added = faces(k, up) - now
+                if added <= 0:
+                    continue
+                removed = sum(float((err(k, t, level[k]) - err(k, t, up)).sum()) for t in present_in)
+                if removed / added > best_gain:
+                    best, best_gain = (k, up), removed / added
         if best is None:
             break
-        for t in raw[best]["frame_mse"]:
-            total[t] += err(best, t, level[best] + 1) - err(best, t, level[best])
-        level[best] += 1
+        k, up = best
+        for t in raw[k]["present_in"]:
+            total[t] += err(k, t, up) - err(k, t, level[k])
+        level[k] = up
     p = psnrs()
     kept, shipped = sum(faces(k, level[k]) for k in keys), sum(raw[k]["faces"] for k in keys)
     print(f"predicted PSNR mean {p.mean():.1f} worst {p.min():.1f}; faces kept {kept:,} of {shipped:,}")
