@@ -7,9 +7,10 @@ import pytest
 
 pytest.importorskip("torch", reason="the training tests need torch (pip install 'memobench[train]')")
 
+from tests.training.synthetic import CHECKPOINTS, write_dataset  # noqa: E402
+
 from memobench.core.oracle import oracle_prompt  # noqa: E402
 from memobench.training.dataset import BatchSource, DataOptions, collate, episode_item, index_demos  # noqa: E402
-from tests.training.synthetic import CHECKPOINTS, write_dataset  # noqa: E402
 
 LENGTH = 12
 

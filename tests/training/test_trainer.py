@@ -9,10 +9,11 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the training tests need torch (pip install 'memobench[train]')")
 
+from tests.training.synthetic import write_dataset  # noqa: E402
+
 from memobench.training.checkpoint_files import last_checkpoint, load_texts  # noqa: E402
 from memobench.training.embedding import HashEmbedder  # noqa: E402
 from memobench.training.trainer import TrainSettings, train  # noqa: E402
-from tests.training.synthetic import write_dataset  # noqa: E402
 
 
 @pytest.fixture
