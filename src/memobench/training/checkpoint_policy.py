@@ -72,7 +72,8 @@ class CheckpointPolicy:
             from memobench.training.embedding import make_embedder
 
             self.cache.embedder = make_embedder(self._embedder_name)
-        return torch.from_numpy(self.cache.table[self.cache.ids([prompt])[0]])
+        row = self.cache.ids([prompt])[0]  # may grow the table: index it afterwards
+        return torch.from_numpy(self.cache.table[row])
 
     def _state(self, obs: dict[str, Any]) -> np.ndarray:
         import mujoco
