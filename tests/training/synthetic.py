@@ -47,11 +47,14 @@ def demo(length: int, key_frames: tuple[int | None, int | None], cue: int, seed:
     return Demo(arrays, attrs | {"checkpoints": checkpoints, "policy_start": cue, "bddl": ""})
 
 
-def write_dataset(data: Path, features: Path, tasks: int = 2, demos: int = 2) -> None:
-    """``tasks`` files of ``demos`` demos (lengths 23-40, one cue in each file) and their features."""
+def write_dataset(data: Path, features: Path, tasks: int = 2, demos: int = 2, length: int = 23, cue: int = 12) -> None:
+    """``tasks`` files of ``demos`` demos (``length`` + 7 per demo index + task index steps; the first demo
+    of each file has a ``cue``-frame cue) and their features."""
     for t in range(tasks):
         path = data / f"T0{t + 1}-synthetic.hdf5"
-        items = [demo(23 + 7 * i + t, (5 + i, 15 + i), cue=12 if i == 0 else 0, seed=10 * t + i) for i in range(demos)]
+        items = [
+            demo(length + 7 * i + t, (5 + i, 15 + i), cue=cue if i == 0 else 0, seed=10 * t + i) for i in range(demos)
+        ]
         attrs = {
             "task_id": path.stem,
             "instruction": f"do task {t}",
