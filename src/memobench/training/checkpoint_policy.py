@@ -49,7 +49,7 @@ class CheckpointPolicy:
         self._embedder_name = embedder or self.settings["embedder"]
         self.cache = EmbeddingCache(None, texts, table)  # the encoder loads only for a text training never saw
         self.chunk_size = int(config["policy"]["chunk"])
-        self._envs: dict[str, Any] = {}
+        self._scene = SceneCopy()
         self.reset()
 
     def reset(self) -> None:
@@ -76,25 +76,7 @@ class CheckpointPolicy:
         return torch.from_numpy(self.cache.table[row])
 
     def _state(self, obs: dict[str, Any]) -> np.ndarray:
-        import mujoco
-
-        from memobench.core.bindings import all_bindings
-        from memobench.sim.env import SimEnv
-        from memobench.sim.world import WorldView
-        from memobench.training.state import state_vector
-
-        task = obs["privileged/task"]
-        if task.id not in self._envs:
-            for env, _ in self._envs.values():
-                env.close()
-            env = SimEnv(task.bddl(all_bindings(task.spec)[0]), render=False)
-            env.reset(0)
-            self._envs = {task.id: (env, WorldView(env))}
-        env, world = self._envs[task.id]
-        env.restore(obs["privileged/snapshot"])
-        # the stored state's body poses lag one substep (robosuite); featurising forwards too
-        mujoco.mj_forward(env.sim.model._model, env.sim.data._data)
-        return state_vector(env, world, np.asarray(obs["observation/state"], np.float32))
+        return self._scene.vector(obs)
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
         import torch
@@ -109,6 +91,42 @@ class CheckpointPolicy:
             torch.from_numpy(self._state(obs)), self._prompt_vector(prompt), float(obs.get("step", 0)) / TIME_SCALE
         )
         return np.clip(out["actions"].numpy().astype(np.float64), -1.0, 1.0)
+
+    def close(self) -> None:
+        self._scene.close()
+
+
+class SceneCopy:
+    """A private camera-free copy of the task's scene that turns a harness snapshot into the state vector.
+
+    Built from the task's first binding (the objects are the same for every binding; the snapshot
+    carries the fixtures' placement), as the scripted experts' forward model is; the evaluation
+    env is only read.
+    """
+
+    def __init__(self) -> None:
+        self._envs: dict[str, Any] = {}
+
+    def vector(self, obs: dict[str, Any]) -> np.ndarray:
+        """The state vector of the scene in ``obs["privileged/snapshot"]`` (task ``obs["privileged/task"]``)."""
+        import mujoco
+
+        from memobench.core.bindings import all_bindings
+        from memobench.sim.env import SimEnv
+        from memobench.sim.world import WorldView
+        from memobench.training.state import state_vector
+
+        task = obs["privileged/task"]
+        if task.id not in self._envs:
+            self.close()
+            env = SimEnv(task.bddl(all_bindings(task.spec)[0]), render=False)
+            env.reset(0)
+            self._envs = {task.id: (env, WorldView(env))}
+        env, world = self._envs[task.id]
+        env.restore(obs["privileged/snapshot"])
+        # the stored state's body poses lag one substep (robosuite); featurising forwards too
+        mujoco.mj_forward(env.sim.model._model, env.sim.data._data)
+        return state_vector(env, world, np.asarray(obs["observation/state"], np.float32))
 
     def close(self) -> None:
         for env, _ in self._envs.values():
