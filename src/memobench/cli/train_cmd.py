@@ -68,10 +68,6 @@ def train_command(
             embedder=embedder,
         )
         settings.data_options()
-        from memobench.training.models import POLICIES
-
-        if policy not in POLICIES:
-            raise ValueError(f"--policy must be one of {', '.join(POLICIES)}, not {policy!r}")
         with RunProgress() as progress:
             result = train(settings, data, out, features_dir=features, events=progress)
     except ValueError as e:

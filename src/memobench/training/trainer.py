@@ -27,8 +27,9 @@ from memobench.training.checkpoint_files import (
     write_config,
 )
 from memobench.training.dataset import BatchSource, DataOptions, collate, index_demos
-from memobench.training.embedding import EmbeddingCache, TextEmbedder, make_embedder
+from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
 from memobench.training.losses import ALIGN_LOSSES
+from memobench.training.models import POLICIES
 from memobench.training.state import STATE_DIM, features_current, features_path, featurise_task_file
 
 LOG_FIELDS = ("step", "loss", "bc", "align", "seconds")
@@ -59,6 +60,10 @@ class TrainSettings:
     embedder: str = "minilm"
 
     def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ValueError(f"--policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
+        if self.embedder not in EMBEDDERS:
+            raise ValueError(f"unknown text embedder {self.embedder!r}; known: {', '.join(EMBEDDERS)}")
         if self.obs != "state":
             raise ValueError(f"observation mode {self.obs!r} is not trainable yet (only 'state')")
         if self.align not in ALIGN_LOSSES:
