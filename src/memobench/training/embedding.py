@@ -90,7 +90,9 @@ class MiniLMEmbedder:
 
     def __init__(self, cache_root: Path | None = None) -> None:
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # library code draws nothing (the CLI draws progress)
         folder = minilm_folder(cache_root)
         self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         self.model = AutoModel.from_pretrained(folder, local_files_only=True).eval()
