@@ -132,7 +132,7 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     from memobench.data.collect import DEMO_SEED_BASE, collect_task
     from memobench.data.recorder import DemoRecorder
     from memobench.data.render import render_task_file
-    from memobench.evaluation.episode import run_episode
+    from memobench.evaluation.episode import policy_images, run_episode
     from memobench.evaluation.protocol import Protocol, plan_episode
     from memobench.policies.adapter import AdapterGuard
     from memobench.policies.loader import build_adapter, builtin_spec
@@ -143,18 +143,24 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     assert result.kept == 2
     drawn = render_task_file(result.path, 64, ["agentview", "wrist"])
     attrs, demos = read_task_file(result.path)
-    assert attrs["image_size"] == 64 and drawn == 2 * sum(d.length + len(d.arrays["cue/states"]) for d in demos)
+    assert (attrs["image_size"], attrs["camera_size"], attrs["render_quality"]) == (64, 256, "reference")
+    assert drawn == 2 * sum(d.length + len(d.arrays["cue/states"]) for d in demos)
 
     # The first demo again, live, with both cameras rendering at every step.
     plan = plan_episode(task, 0, DEMO_SEED_BASE)
     live = DemoRecorder(live_cameras=("agentview", "wrist"), live_size=64)
     env = SimEnv(task.bddl(plan.binding), render=True)
+    stored = demos[0].arrays
     try:
         guard = AdapterGuard(build_adapter(builtin_spec("expert")), timeout=None)
         assert run_episode(task, plan, env, guard, Protocol(adapter_timeout=0), recorder=live).record.success
+        # A stored frame is what the harness shows a policy at --resize-size 64 in that state.
+        env.render_state(stored["states"][7], "agentview", 8)
+        shown = policy_images(env, Protocol(resize_size=64))
+        np.testing.assert_array_equal(shown[0], stored["obs/agentview_rgb"][7])
+        np.testing.assert_array_equal(shown[1], stored["obs/eye_in_hand_rgb"][7])
     finally:
         env.close()
-    stored = demos[0].arrays
     np.testing.assert_array_equal(np.stack(live.states), stored["states"])  # rendering changed nothing
     np.testing.assert_array_equal(np.stack(live.live_frames["agentview"]), stored["obs/agentview_rgb"])
     np.testing.assert_array_equal(np.stack(live.live_frames["wrist"]), stored["obs/eye_in_hand_rgb"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -119,6 +119,10 @@ def render_command(
     folder: FolderArgument,
     image_size: Annotated[int, typer.Option(min=8, help="Square image size in pixels.")] = 128,
     cameras: CamerasOption = "agentview,wrist",
+    render_quality: Annotated[
+        Literal["reference", "fast"],
+        typer.Option(help="Camera meshes, as `eval --render-quality` (recorded in each file's attributes)."),
+    ] = "reference",
     execution: Execution,
 ) -> None:
     """Add camera images to every demo by replaying its stored states (identical to live frames)."""
@@ -131,7 +135,7 @@ def render_command(
     start = time.perf_counter()
     try:  # a file that cannot be rendered is left as it was; the others get their images
         with RunProgress() as progress:
-            render_dataset(paths, image_size, _cameras(cameras), execution, progress)
+            render_dataset(paths, image_size, _cameras(cameras), execution, progress, quality=render_quality)
     except DataJobError as e:
         raise fail(str(e)) from None
     Console().print(

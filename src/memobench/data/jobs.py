@@ -41,6 +41,7 @@ class RenderJob:
     path: Path
     size: int
     cameras: tuple[str, ...]
+    quality: str = "reference"  # SimEnv's render_quality
     key = property(lambda self: ("render", str(self.path)))
     affinity = None
 
@@ -89,7 +90,7 @@ def _run(job):
     if isinstance(job, RenderJob):
         from memobench.data.render import render_task_file
 
-        return render_task_file(job.path, job.size, list(job.cameras))
+        return render_task_file(job.path, job.size, list(job.cameras), quality=job.quality)
     from memobench.data.validate import validate_file
 
     return validate_file(job.path, episodes=job.episodes, replay=job.replay)
@@ -174,14 +175,21 @@ def collect_dataset(
 
 
 def render_dataset(
-    paths: list[Path], size: int, cameras: tuple[str, ...], execution: Execution, events: RunEvents | None = None
+    paths: list[Path],
+    size: int,
+    cameras: tuple[str, ...],
+    execution: Execution,
+    events: RunEvents | None = None,
+    quality: str = "reference",
 ) -> int:
-    """Add camera images to every file's demos (one job per file); returns the frames drawn.
+    """Add camera images to every file's demos (one job per file, at render ``quality``); returns the frames drawn.
 
     A file that cannot be rendered is left as it was, and named in the :class:`DataJobError`
     raised once every other file is rendered.
     """
-    results = run_data_jobs("rendering", [RenderJob(p, size, tuple(cameras)) for p in paths], execution, events)
+    results = run_data_jobs(
+        "rendering", [RenderJob(p, size, tuple(cameras), quality) for p in paths], execution, events
+    )
     _raise_failures(results)
     return sum(r.value for r in results)
 

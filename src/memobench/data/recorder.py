@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from memobench.evaluation.protocol import Protocol
 from memobench.sim.cue import CueRecording
 from memobench.sim.env import SimEnv
+from memobench.sim.render import resize_with_pad
 
 PROPRIO_KEYS = ("ee_pos", "ee_ori", "gripper_states", "joint_states")
 
@@ -40,8 +42,9 @@ class DemoRecorder:
         self.robot_states.append(env.robot_state())
         for key, value in env.proprio().items():
             self.proprio[key].append(value)
-        for camera in self.live_cameras:
-            self.live_frames[camera].append(env.render(camera, self.live_size))
+        for camera in self.live_cameras:  # as the policy is shown them (render_states draws the same way)
+            frame = env.render(camera, Protocol().camera_size)
+            self.live_frames[camera].append(resize_with_pad(frame, self.live_size))
 
     def arrays(self) -> dict[str, np.ndarray]:
         """``actions`` [T,7] float64, ``states`` [T,S] float64 (MuJoCo integration state),

@@ -19,23 +19,40 @@ import numpy as np
 
 from memobench.data.demo_bddl import DemoFileError, suite_scenes
 from memobench.data.demo_file import read_task_file
+from memobench.evaluation.protocol import Protocol
+from memobench.sim.render import resize_with_pad
 
 IMAGE_KEYS = {"agentview": "agentview_rgb", "wrist": "eye_in_hand_rgb"}  # LIBERO's observation names
 
 
 def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dict[str, np.ndarray]:
-    """Frames [N, size, size, 3] per camera for stored physics states."""
+    """Frames [N, size, size, 3] per camera for stored physics states, as a policy is shown them.
+
+    Drawn at the protocol's camera size and resized to ``size`` the way the harness resizes
+    to ``--resize-size`` (:func:`memobench.evaluation.episode.policy_images`): a model trained
+    on these frames sees the same pixels at evaluation with ``--resize-size size``.
+    """
+    camera_size = Protocol().camera_size
     frames: dict[str, list[np.ndarray]] = {c: [] for c in cameras}
     for state in states:
         for i, camera in enumerate(cameras):
             # the first camera puts the state in place; the others draw the same state
-            frame = env.render_state(state, camera, size) if i == 0 else env.render(camera, size)
-            frames[camera].append(frame)
+            frame = env.render_state(state, camera, camera_size) if i == 0 else env.render(camera, camera_size)
+            frames[camera].append(resize_with_pad(frame, size))
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
-def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Callable[[], None] | None = None) -> int:
+def render_task_file(
+    path: Path,
+    size: int,
+    cameras: list[str],
+    after_demo: Callable[[], None] | None = None,
+    quality: str = "reference",
+) -> int:
     """Add ``obs/<camera>_rgb`` and ``cue/<camera>_rgb`` to every demo of ``path``; returns frames drawn.
+
+    ``quality`` is :class:`~memobench.sim.env.SimEnv`'s ``render_quality``, recorded in the
+    file's ``data`` attribute ``render_quality``.
 
     Rewrites a copy and swaps it in, so an interrupted render leaves the file as it was.
     Raises :class:`~memobench.data.demo_bddl.DemoFileError` (before writing anything) for a
@@ -64,7 +81,7 @@ def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Call
                 if bddl not in envs:
                     for old in envs.values():
                         old.close()
-                    envs = {bddl: SimEnv(bddl, render=True)}
+                    envs = {bddl: SimEnv(bddl, render=True, render_quality=quality)}
                 env = envs[bddl]
                 env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
                 group = f[f"data/demo_{i}"]
@@ -80,7 +97,9 @@ def render_task_file(path: Path, size: int, cameras: list[str], after_demo: Call
                 if after_demo:
                     after_demo()
             f["data"].attrs["image_size"] = size
+            f["data"].attrs["camera_size"] = Protocol().camera_size
             f["data"].attrs["cameras"] = ",".join(cameras)
+            f["data"].attrs["render_quality"] = quality
         os.replace(partial, path)
     finally:
         for env in envs.values():

@@ -22,7 +22,7 @@ def run_one(
     from memobench.evaluation.episode import env_error_record, run_episode
 
     try:
-        env, build_s = envs.get(task, plan.variant, plan.binding, render)
+        env, build_s = envs.get(task, plan.variant, plan.binding, render, request.protocol.render_quality)
     except Exception as e:  # a scene that cannot be built fails its episodes, not the sweep
         return env_error_record(task, plan, f"building the environment failed: {type(e).__name__}: {e}")
     outcome = run_episode(

@@ -7,7 +7,7 @@ and must match for ``--resume`` to continue a run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,6 +42,13 @@ class Protocol(BaseModel):
     )
     stabilization_steps: int = Field(10, ge=0, description="No-op steps before the policy acts.")
     resize_size: int = Field(224, ge=8, description="Policy images are SIZE x SIZE (aspect-preserving pad).")
+    render_quality: Literal["reference", "fast"] = Field(
+        "reference",
+        description=(
+            "Camera meshes: 'reference' draws LIBERO's own; 'fast' draws decimated copies of the heavy visual-only "
+            "meshes (physics and checkpoints identical, frames slightly different: docs/rendering.md)."
+        ),
+    )
     camera_size: int = Field(256, ge=8, description="Native render resolution.", json_schema_extra={"cli": False})
     memory_oracle: LanguageLevel | None = Field(None, description="Append completed checkpoint texts to the prompt.")
     extra_pour_monitor_steps: int = Field(

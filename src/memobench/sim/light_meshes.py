@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,11 @@ import numpy as np
 
 # Meshes below this many faces are left alone: they cost little to draw.
 MIN_FACES = 2000
-# Decimated meshes keep this fraction of their faces, and never fewer than MIN_FACES // 2.
+# A decimated mesh keeps the fraction of its faces the budget table gives it (by the source
+# mesh's content hash), this one when the table does not know it, never fewer than MIN_FACES // 2.
 KEEP_FRACTION = 0.1
+# Per-mesh fractions, calibrated on the suite's scenes (benchmarks/light_mesh_budgets.py).
+BUDGETS_FILE = Path(__file__).with_name("light_mesh_budgets.json")
 # Bumped whenever the decimation changes, so stale cache entries are never read.
 ALGORITHM_VERSION = 1
 
@@ -92,17 +96,29 @@ def source_mesh(model, mesh_id: int) -> LightMesh:
     )
 
 
-def mesh_key(mesh: LightMesh, target_faces: int) -> str:
-    """Cache key: a hash of the source mesh's arrays, the target size and the algorithm version."""
-    h = hashlib.sha256(f"v{ALGORITHM_VERSION}:{target_faces}".encode())
+def source_key(mesh: LightMesh) -> str:
+    """A hash of a mesh's compiled arrays: names a mesh whatever the scene calls it."""
+    h = hashlib.sha256()
     for array in (mesh.vert, mesh.normal, mesh.texcoord, mesh.face, mesh.facenormal, mesh.facetexcoord):
         h.update(np.ascontiguousarray(array).tobytes())
     return h.hexdigest()[:32]
 
 
-def target_face_count(facenum: int) -> int:
-    """Faces a decimated copy keeps: KEEP_FRACTION of the source, at least MIN_FACES // 2, always fewer."""
-    return min(facenum - 1, max(MIN_FACES // 2, int(facenum * KEEP_FRACTION)))
+def mesh_key(mesh: LightMesh, target_faces: int) -> str:
+    """Cache key: a hash of the source mesh's arrays, the target size and the algorithm version."""
+    return hashlib.sha256(f"v{ALGORITHM_VERSION}:{target_faces}:{source_key(mesh)}".encode()).hexdigest()[:32]
+
+
+def target_face_count(facenum: int, fraction: float = KEEP_FRACTION) -> int:
+    """Faces a decimated copy keeps: ``fraction`` of the source, at least MIN_FACES // 2, always fewer."""
+    return min(facenum - 1, max(MIN_FACES // 2, int(facenum * fraction)))
+
+
+def load_budgets(path: Path = BUDGETS_FILE) -> dict[str, float]:
+    """Source key -> fraction of faces kept (1.0: the mesh is drawn as shipped); {} without a table."""
+    if not path.exists():
+        return {}
+    return {key: float(entry["keep"]) for key, entry in json.loads(path.read_text()).items()}
 
 
 def decimate(mesh: LightMesh, target_faces: int) -> LightMesh:
@@ -210,15 +226,20 @@ def light_render_model(model, cache_dir: Path | None = None):
     Returns ``(render_model, mesh_ids)``: the ids whose triangles changed, for :func:`upload_meshes`.
     """
     cache_dir = default_cache_dir() if cache_dir is None else cache_dir
+    budgets = load_budgets()
     render_model = copy.copy(model)
-    ids = heavy_visual_meshes(model)
-    for i in ids:
-        light = cached_decimation(source_mesh(model, i), target_face_count(int(model.mesh_facenum[i])), cache_dir)
-        _write_mesh(render_model, i, light)
+    ids = []
+    for i in heavy_visual_meshes(model):
+        source = source_mesh(model, i)
+        fraction = budgets.get(source_key(source), KEEP_FRACTION)
+        if fraction >= 1.0:
+            continue  # drawn as shipped: where the cameras look closely, detail is worth its cost
+        write_mesh(render_model, i, cached_decimation(source, target_face_count(len(source.face), fraction), cache_dir))
+        ids.append(i)
     return render_model, ids
 
 
-def _write_mesh(model, i: int, light: LightMesh) -> None:
+def write_mesh(model, i: int, light: LightMesh) -> None:
     """Overwrite mesh ``i``'s slices with ``light`` (never longer than the source, by construction)."""
     for kind, array in (("vert", light.vert), ("normal", light.normal), ("texcoord", light.texcoord)):
         adr, num = getattr(model, f"mesh_{kind}adr")[i], getattr(model, f"mesh_{kind}num")[i]
