@@ -175,11 +175,41 @@ class SimEnv:
         """Reset physics and sample the layout from ``layout_seed`` (no hard reset)."""
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
+        self._place_in_fixture_regions()
         # robosuite keeps the gripper's ramped command across soft resets; a fresh
         # env starts at zero, so reset it or an episode would depend on the previous one.
         gripper = self.libero.robots[0].gripper
         gripper.current_action = np.zeros(gripper.dof)
         self._last_obs = self.libero._get_observations(force_update=True)
+
+    def _place_in_fixture_regions(self) -> None:
+        """Put each object that starts ``(In obj <fixture>_<region>)`` at the centre of that region.
+
+        LIBERO's sampler for such a start adds the region site's *world* position to the
+        fixture's position, so a fixture that stands anywhere but the world origin when the
+        layout is sampled puts the object that far off (measured on the coffee table: the cream
+        cheese meant for a drawer lay 0.3 m behind the cabinet). No MEMOBench-30 task starts an
+        object inside a fixture; the arena's drawer tasks do. The object keeps its sampled
+        orientation; its bottom rests on the region site.
+        """
+        lib = self.libero
+        moved = False
+        for fact in lib.parsed_problem["initial_state"]:
+            if len(fact) != 3 or fact[0].lower() != "in":
+                continue
+            obj_name, region = fact[1], fact[2]
+            site = lib.object_sites_dict.get(region)
+            if site is None or getattr(site, "parent_name", None) not in lib.fixtures_dict:
+                continue
+            obj = lib.objects_dict[obj_name]
+            joint = obj.joints[-1]
+            qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
+            target = np.array(self.sim.data.get_site_xpos(region), dtype=float)
+            qpos[:3] = target - np.array([0.0, 0.0, obj.bottom_offset[-1]])
+            self.sim.data.set_joint_qpos(joint, qpos)
+            moved = True
+        if moved:
+            self.sim.forward()
 
     def step(self, action: np.ndarray) -> None:
         """Apply one 7-D OSC_POSE action for one control step."""
