@@ -199,8 +199,15 @@ class Suite:
     """
 
     def __init__(self, tasks: Iterable[Task]):
-        family_order = [*MemoryType, *ArenaFamily]
-        ordered = sorted(tasks, key=lambda t: (family_order.index(t.spec.family), t.id))
+        family_order = list(MemoryType)
+
+        def order(task: Task) -> tuple:
+            # MEMOBench by family (T, S, O, P as in the paper), then the arena in its own numbering.
+            if task.spec.suite == ARENA_SUITE:
+                return (len(family_order), task.id)
+            return (family_order.index(task.spec.family), task.id)
+
+        ordered = sorted(tasks, key=order)
         self._tasks: dict[str, Task] = {}
         for task in ordered:
             if task.id in self._tasks:

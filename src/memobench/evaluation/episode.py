@@ -112,7 +112,11 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
         counting = CountingMonitor(
             c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
         )
-        pour_params = {"near_radius": c.near_radius, "baseline_samples": c.baseline_samples, "near_during": c.near_during}
+        pour_params = {
+            "near_radius": c.near_radius,
+            "baseline_samples": c.baseline_samples,
+            "near_during": c.near_during,
+        }
     return CheckpointTracker(
         checkpoints,
         counting=counting,
