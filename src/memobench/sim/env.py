@@ -183,32 +183,37 @@ class SimEnv:
         self._last_obs = self.libero._get_observations(force_update=True)
 
     def _place_in_fixture_regions(self) -> None:
-        """Put each object that starts ``(In obj <fixture>_<region>)`` at the centre of that region.
+        """Put each object that starts ``(In|On obj <fixture>_<region>)`` at that region's site.
 
         LIBERO's sampler for such a start adds the region site's *world* position to the
         fixture's position, so a fixture that stands anywhere but the world origin when the
         layout is sampled puts the object that far off (measured on the coffee table: the cream
         cheese meant for a drawer lay 0.3 m behind the cabinet). No MEMOBench-30 task starts an
-        object inside a fixture; the arena's drawer tasks do. The object keeps its sampled
-        orientation; its bottom rests on the region site.
+        object in or on a fixture's region; the arena's drawer and cabinet tasks do. Objects keep
+        their sampled orientation; their bottoms rest on the site, several on one site side by
+        side along its x axis.
         """
         lib = self.libero
-        moved = False
+        by_site: dict[str, list[str]] = {}
         for fact in lib.parsed_problem["initial_state"]:
-            if len(fact) != 3 or fact[0].lower() != "in":
+            if len(fact) != 3 or fact[0].lower() not in ("in", "on"):
                 continue
-            obj_name, region = fact[1], fact[2]
-            site = lib.object_sites_dict.get(region)
-            if site is None or getattr(site, "parent_name", None) not in lib.fixtures_dict:
-                continue
-            obj = lib.objects_dict[obj_name]
-            joint = obj.joints[-1]
-            qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
-            target = np.array(self.sim.data.get_site_xpos(region), dtype=float)
-            qpos[:3] = target - np.array([0.0, 0.0, obj.bottom_offset[-1]])
-            self.sim.data.set_joint_qpos(joint, qpos)
-            moved = True
-        if moved:
+            site = lib.object_sites_dict.get(fact[2])
+            if site is not None and getattr(site, "parent_name", None) in lib.fixtures_dict:
+                by_site.setdefault(fact[2], []).append(fact[1])
+        for region, names in by_site.items():
+            objects = [lib.objects_dict[name] for name in names]
+            widths = [2 * obj.horizontal_radius for obj in objects]
+            x = float(self.sim.data.get_site_xpos(region)[0]) - sum(widths) / 2
+            for obj, width in zip(objects, widths, strict=True):
+                joint = obj.joints[-1]
+                qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
+                qpos[:3] = self.sim.data.get_site_xpos(region)
+                qpos[0] = x + width / 2
+                qpos[2] -= obj.bottom_offset[-1]
+                self.sim.data.set_joint_qpos(joint, qpos)
+                x += width
+        if by_site:
             self.sim.forward()
 
     def step(self, action: np.ndarray) -> None:
