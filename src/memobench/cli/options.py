@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import click
 import typer
+from click.core import ParameterSource
 from pydantic import BaseModel, ValidationError
 from rich.markup import escape
 
@@ -71,6 +73,15 @@ def _parameter(name: str, info, override: Mapping[str, Any]) -> inspect.Paramete
     )
 
 
+def _left_to_model(group: Flags, name: str, value: Any) -> bool:
+    """True for a flag the user did not give that holds the model's own default: the model then
+    fills the field itself (a named protocol's defaults take its place, ``--protocol robomemarena``)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+        return False
+    return value == group.model.model_fields[name].default
+
+
 def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
     """Replace each parameter named in ``groups`` by its model's flags; call with the built model.
 
@@ -89,7 +100,8 @@ def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
 
         def run(**values: Any) -> Any:
             for name, group in groups.items():
-                values[name] = group.build({f: values.pop(f) for f in group.fields()})
+                given = {f: values.pop(f) for f in group.fields()}
+                values[name] = group.build({f: v for f, v in given.items() if not _left_to_model(group, f, v)})
             return command(**values)
 
         run.__name__, run.__qualname__, run.__doc__ = command.__name__, command.__qualname__, command.__doc__
