@@ -18,9 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
-import click
 import typer
-from click.core import ParameterSource
 from pydantic import BaseModel, ValidationError
 from rich.markup import escape
 
@@ -73,11 +71,15 @@ def _parameter(name: str, info, override: Mapping[str, Any]) -> inspect.Paramete
     )
 
 
-def _left_to_model(group: Flags, name: str, value: Any) -> bool:
+_CONTEXT = "cli_context"
+
+
+def _left_to_model(ctx: typer.Context | None, group: Flags, name: str, value: Any) -> bool:
     """True for a flag the user did not give that holds the model's own default: the model then
     fills the field itself (a named protocol's defaults take its place, ``--protocol robomemarena``)."""
-    ctx = click.get_current_context(silent=True)
-    if ctx is None or ctx.get_parameter_source(name) is not ParameterSource.DEFAULT:
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    # Compared by name: Typer may bring its own copy of click's ParameterSource enum.
+    if source is None or source.name != "DEFAULT":
         return False
     return value == group.model.model_fields[name].default
 
@@ -97,11 +99,14 @@ def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
         taken = [p.name for p in params]
         if len(taken) != len(set(taken)):
             raise TypeError(f"{command.__name__}: a flag is defined twice ({sorted(taken)})")
+        # Typer hands a parameter annotated typer.Context the click context: it tells given flags from defaults.
+        params.append(inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
 
         def run(**values: Any) -> Any:
+            ctx = values.pop(_CONTEXT, None)
             for name, group in groups.items():
                 given = {f: values.pop(f) for f in group.fields()}
-                values[name] = group.build({f: v for f, v in given.items() if not _left_to_model(group, f, v)})
+                values[name] = group.build({f: v for f, v in given.items() if not _left_to_model(ctx, group, f, v)})
             return command(**values)
 
         run.__name__, run.__qualname__, run.__doc__ = command.__name__, command.__qualname__, command.__doc__

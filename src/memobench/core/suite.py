@@ -39,6 +39,13 @@ NOT_HASHED = frozenset({"chance_level"})
 HASHED_WHEN_SET = {"baseline_samples": 1, "near_during": False}
 
 
+def arena_number(task_id: str) -> int | None:
+    """RoboMemArena's number of an arena task id (``A06-...`` -> 6); None for a MEMOBench id."""
+    if len(task_id) >= 3 and task_id[0] == "A" and task_id[1:3].isdigit():
+        return int(task_id[1:3])
+    return None
+
+
 class TaskFileError(ValueError):
     """A task file is malformed; the message names the file and the field."""
 
