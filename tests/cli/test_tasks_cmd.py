@@ -314,7 +314,7 @@ def test_broken_packaged_suite_is_reported_without_traceback(monkeypatch, tmp_pa
     broken = copy_pilot(tmp_path, "object", "O01-cued-milk")
     break_file(broken / "task.yaml", "op: storage", "op: store")
     load = Suite.load
-    monkeypatch.setattr(Suite, "load", lambda root=tmp_path: load(root))
+    monkeypatch.setattr(Suite, "load", lambda root=tmp_path, arena=False: load(root, arena=arena))
     result = run("list")
     assert result.exit_code == 1
     assert "the packaged task suite does not load" in result.stderr

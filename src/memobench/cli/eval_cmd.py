@@ -49,12 +49,9 @@ def eval_command(
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.cli.progress import RunProgress
-    from memobench.cli.summary_table import summary_table
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.run_request import RunRequest
     from memobench.evaluation.runner import evaluate
-    from memobench.metrics.arena import write_arena_files
-    from memobench.metrics.export import MEMOBENCH_SUMMARY_JSON, SUMMARY_JSON, write_summary
     from memobench.policies.adapter import ChunkLengthError
 
     console = Console()
@@ -79,19 +76,30 @@ def eval_command(
             result = evaluate(request, adapter, progress)
     except (RunFolderError, ChunkLengthError) as e:
         raise fail(str(e)) from None
+    files = _write_results(console, result.records, selected, protocol, execution, out_root)
+    skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
+    console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] ({files})")
+
+
+def _write_results(console, records, selected, protocol: Protocol, execution: Execution, out_root: Path) -> str:
+    """Write the summary files (and under RoboMemArena's protocol its four files); print the tables;
+    return the names written."""
+    from memobench.cli.summary_table import summary_table
+    from memobench.metrics.arena import write_arena_files
+    from memobench.metrics.export import MEMOBENCH_SUMMARY_JSON, SUMMARY_JSON, write_summary
+
     arena = protocol.name == "robomemarena"
-    summary_json = MEMOBENCH_SUMMARY_JSON if arena else SUMMARY_JSON
-    console.print(summary_table(write_summary(result.records, out_root, summary_json)))
+    summary_json = MEMOBENCH_SUMMARY_JSON if arena else SUMMARY_JSON  # RoboMemArena's summary.json is its own
+    console.print(summary_table(write_summary(records, out_root, summary_json)))
     files = f"ledger.jsonl, {summary_json}, task_summary.csv, episodes.csv"
     if arena:
-        agg = write_arena_files(result.records, selected, protocol, out_root, videos=execution.video.value != "none")
-        files += ", and RoboMemArena's episodes.tsv, task_summary.tsv, summary.json, aggregate.json"
+        agg = write_arena_files(records, selected, protocol, out_root, videos=execution.video.value != "none")
         console.print(
             f"RoboMemArena: {agg['num_tasks']} tasks, {agg['num_episodes']} episodes, macro average score "
             f"{agg['macro_average_score_pct']}%, macro TSR {agg['macro_tsr_success_rate_pct']}%"
         )
-    skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
-    console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] ({files})")
+        files += ", and RoboMemArena's episodes.tsv, task_summary.tsv, summary.json, aggregate.json"
+    return files
 
 
 def _number_range(selected: list, start: int | None, end: int | None) -> list:
