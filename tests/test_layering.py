@@ -1,7 +1,7 @@
 """The package's layers import one way: each only from the layers below it.
 
 Bottom to top: ``core`` -> ``sim`` -> ``policies`` | ``experts`` -> ``evaluation`` ->
-``metrics`` -> ``data`` | ``report`` | ``gym`` -> ``cli`` (docs/design.md, "Layers"). Packages on
+``metrics`` -> ``data`` | ``report`` | ``gym`` -> ``training`` -> ``cli`` (docs/design.md, "Layers"). Packages on
 one level (``policies`` and ``experts``, ``data`` and ``report``) do not import each
 other either. Two checks:
 
@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluation",),
     ("metrics",),
     ("data", "report", "gym"),
+    ("training",),
     ("cli",),
 )
 LEVEL = {package: level for level, packages in enumerate(LAYERS) for package in packages}

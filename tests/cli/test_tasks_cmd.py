@@ -211,7 +211,8 @@ def test_validate_packaged_suite() -> None:
     assert result.exit_code == 0, result.output
     for task_id in PILOTS:
         assert f"ok    {task_id}" in result.stdout
-    n = len(Suite.load())
+    n = len(Suite.load(arena=True))  # both suites: MEMOBench's 30 and the arena's 26
+    assert n == 56
     assert f"{n} task folders checked: {n} ok, 0 failed" in result.stdout
 
 
@@ -313,7 +314,7 @@ def test_broken_packaged_suite_is_reported_without_traceback(monkeypatch, tmp_pa
     broken = copy_pilot(tmp_path, "object", "O01-cued-milk")
     break_file(broken / "task.yaml", "op: storage", "op: store")
     load = Suite.load
-    monkeypatch.setattr(Suite, "load", lambda root=tmp_path: load(root))
+    monkeypatch.setattr(Suite, "load", lambda root=tmp_path, arena=False: load(root, arena=arena))
     result = run("list")
     assert result.exit_code == 1
     assert "the packaged task suite does not load" in result.stderr
@@ -339,3 +340,11 @@ print(",".join(heavy) or "none")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "none"
+
+
+def test_list_arena_shows_its_26_and_all_stays_memobench() -> None:
+    arena = json.loads(run("list", "--tasks", "arena", "--json").stdout)
+    assert len(arena) == 26 and arena[0]["id"] == "A01-cookies-tomato-basket"
+    assert {row["family"] for row in arena} == {"sequence", "occlusion", "counting", "transfer"}
+    every = json.loads(run("list", "--json").stdout)
+    assert len(every) == len(Suite.load()) == 30 and not any(row["id"].startswith("A") for row in every)

@@ -214,3 +214,19 @@ def test_export_command_writes_a_card_and_refuses_a_non_empty_folder(exported, t
     assert "LeRobot dataset format v3.0" in card
     refused = runner.invoke(app, ["data", "export", str(tmp_path / "hdf5"), "--out", str(out)])
     assert refused.exit_code == 2 and "is not empty" in refused.output
+
+
+def test_tasks_of_one_checkpoint_export_a_scalar_completed_mask(tmp_path):
+    # Real case: O01 alone has one checkpoint, so the mask is one column wide ([1] is a scalar feature).
+    source = tmp_path / "hdf5"
+    demos = [synthetic_demo(5, (3,)), synthetic_demo(4, (2,))]
+    for d in demos:
+        d.arrays["obs/eye_in_hand_rgb"] = d.arrays["obs/agentview_rgb"].copy()
+    attrs = {"task_id": "O01-y", "family": "object", "instruction": "take it", "seed_base": 1, "attempts": 2}
+    write_task_file(source / "O01-y.hdf5", {**attrs, "total": 9}, demos)
+    export_lerobot(source, tmp_path / "lerobot")
+    info = json.loads((tmp_path / "lerobot" / "meta" / "info.json").read_text())
+    assert info["features"]["memory.completed"]["shape"] == [1]
+    (data,) = (tmp_path / "lerobot" / "data").rglob("*.parquet")
+    completed = pq.read_table(data).column("memory.completed").to_pylist()
+    assert completed == [False] * 4 + [True] + [False] * 3 + [True]  # after each demo's key frame

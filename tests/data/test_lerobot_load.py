@@ -30,7 +30,8 @@ def test_lerobot_dataset_draws_batches_with_action_chunks(tmp_path):
         "memobench/test",
         root=out,
         delta_timestamps={"action": [i / FPS for i in range(CHUNK)]},
-        video_backend="pyav",
+        # LeRobot's default decoder: torchcodec where installed. Its "pyav" path needs
+        # torchvision.io.VideoReader, which torchvision 0.26 and later no longer have.
     )
     assert (dataset.num_episodes, dataset.num_frames) == (3, 15 + CUE)
     assert {"q01", "q99"} <= set(dataset.meta.stats["action"])

@@ -80,11 +80,14 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
     }
     m = run_manifest(protocol, policy, tasks, 3, "failures")
     assert m["protocol"] == {
+        "name": "memobench",
         "seed": 11,
         "replan_steps": 20,
         "horizon": 40,
         "stabilization_steps": 10,
         "resize_size": 224,
+        "resize_mode": "pad",
+        "render_quality": "reference",
         "camera_size": 256,
         "memory_oracle": "coarse",
         "extra_pour_monitor_steps": 30,

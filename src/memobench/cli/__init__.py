@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from memobench.cli import certify_cmd, data_cmd, eval_cmd, report_cmd, serve_cmd, tasks_cmd
+from memobench.cli import certify_cmd, data_cmd, eval_cmd, report_cmd, serve_cmd, tasks_cmd, train_cmd
 
 app = typer.Typer(
     name="memobench",
@@ -28,6 +28,7 @@ app.command("compare")(report_cmd.compare_command)
 app.command("sweep")(report_cmd.sweep_command)
 app.add_typer(report_cmd.annotations_app, name="annotations")
 app.command("kappa")(report_cmd.kappa_command)
+app.command("train")(train_cmd.train_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -25,11 +25,12 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def select_tasks(selection: str):
-    """The suite's tasks named by ``selection`` (ids, families, tags, 'all'); exits 2 on an unknown name."""
+    """The tasks named by ``selection`` (ids, families, tags, 'all': MEMOBench's; 'arena': the second
+    suite); exits 2 on an unknown name."""
     from memobench.core.suite import Suite, UnknownTaskError
 
     try:
-        return Suite.load().select(selection)
+        return Suite.load(arena=True).select(selection)
     except UnknownTaskError as e:
         raise fail(str(e)) from None
 

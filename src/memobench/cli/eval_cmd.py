@@ -38,20 +38,24 @@ def eval_command(
     adapter_spec: AdapterSpecOption = None,
     adapter_kwargs: AdapterKwargsOption = "{}",
     num_trials_per_task: Annotated[int, typer.Option(min=1, help="Episodes per task.")] = 2,
+    task_start: Annotated[
+        int | None, typer.Option(min=1, max=26, help="Only arena tasks numbered from this one (RoboMemArena's 1-26).")
+    ] = None,
+    task_end: Annotated[
+        int | None, typer.Option(min=1, max=26, help="Only arena tasks numbered up to this one (inclusive).")
+    ] = None,
     protocol: Protocol,
     execution: Execution,
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.cli.progress import RunProgress
-    from memobench.cli.summary_table import summary_table
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.run_request import RunRequest
     from memobench.evaluation.runner import evaluate
-    from memobench.metrics.export import write_summary
     from memobench.policies.adapter import ChunkLengthError
 
     console = Console()
-    selected = select_tasks(tasks)
+    selected = _number_range(select_tasks(tasks), task_start, task_end)
     adapter, block = load_policy(policy, adapter_spec, parse_kwargs(adapter_kwargs))
     if not (policy or adapter_spec):
         console.print(
@@ -72,12 +76,48 @@ def eval_command(
             result = evaluate(request, adapter, progress)
     except (RunFolderError, ChunkLengthError) as e:
         raise fail(str(e)) from None
-    console.print(summary_table(write_summary(result.records, out_root)))
+    files = _write_results(console, result.records, selected, protocol, execution, out_root)
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
-    console.print(
-        f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] "
-        "(ledger.jsonl, summary.json, task_summary.csv, episodes.csv)"
-    )
+    console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] ({files})")
+
+
+def _write_results(console, records, selected, protocol: Protocol, execution: Execution, out_root: Path) -> str:
+    """Write the summary files (and under RoboMemArena's protocol its four files); print the tables;
+    return the names written."""
+    from memobench.cli.summary_table import summary_table
+    from memobench.metrics.arena import write_arena_files
+    from memobench.metrics.export import MEMOBENCH_SUMMARY_JSON, SUMMARY_JSON, write_summary
+
+    arena = protocol.name == "robomemarena"
+    summary_json = MEMOBENCH_SUMMARY_JSON if arena else SUMMARY_JSON  # RoboMemArena's summary.json is its own
+    console.print(summary_table(write_summary(records, out_root, summary_json)))
+    files = f"ledger.jsonl, {summary_json}, task_summary.csv, episodes.csv"
+    if arena:
+        agg = write_arena_files(records, selected, protocol, out_root, videos=execution.video.value != "none")
+        console.print(
+            f"RoboMemArena: {agg['num_tasks']} tasks, {agg['num_episodes']} episodes, macro average score "
+            f"{agg['macro_average_score_pct']}%, macro TSR {agg['macro_tsr_success_rate_pct']}%"
+        )
+        files += ", and RoboMemArena's episodes.tsv, task_summary.tsv, summary.json, aggregate.json"
+    return files
+
+
+def _number_range(selected: list, start: int | None, end: int | None) -> list:
+    """The selected arena tasks numbered ``start``..``end`` (RoboMemArena's run-all range); exits 2 on misuse."""
+    from memobench.core.suite import arena_number
+
+    if start is None and end is None:
+        return selected
+    if start is not None and end is not None and start > end:
+        raise fail(f"--task-start {start} is after --task-end {end}")
+    other = [t.id for t in selected if arena_number(t.id) is None]
+    if other:
+        raise fail(f"--task-start/--task-end number arena tasks only; the selection also has {', '.join(other[:3])}")
+    lo, hi = start or 1, end or 26
+    chosen = [t for t in selected if lo <= (arena_number(t.id) or 0) <= hi]
+    if not chosen:
+        raise fail(f"no selected arena task is numbered {lo}-{hi}")
+    return chosen
 
 
 def _default_out_root(block: dict, resume: bool) -> Path:

@@ -71,6 +71,19 @@ def _parameter(name: str, info, override: Mapping[str, Any]) -> inspect.Paramete
     )
 
 
+_CONTEXT = "cli_context"
+
+
+def _left_to_model(ctx: typer.Context | None, group: Flags, name: str, value: Any) -> bool:
+    """True for a flag the user did not give that holds the model's own default: the model then
+    fills the field itself (a named protocol's defaults take its place, ``--protocol robomemarena``)."""
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    # Compared by name: Typer may bring its own copy of click's ParameterSource enum.
+    if source is None or source.name != "DEFAULT":
+        return False
+    return value == group.model.model_fields[name].default
+
+
 def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
     """Replace each parameter named in ``groups`` by its model's flags; call with the built model.
 
@@ -86,10 +99,14 @@ def config_options(**groups: Flags) -> Callable[[Callable], Callable]:
         taken = [p.name for p in params]
         if len(taken) != len(set(taken)):
             raise TypeError(f"{command.__name__}: a flag is defined twice ({sorted(taken)})")
+        # Typer hands a parameter annotated typer.Context the click context: it tells given flags from defaults.
+        params.append(inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
 
         def run(**values: Any) -> Any:
+            ctx = values.pop(_CONTEXT, None)
             for name, group in groups.items():
-                values[name] = group.build({f: values.pop(f) for f in group.fields()})
+                given = {f: values.pop(f) for f in group.fields()}
+                values[name] = group.build({f: v for f, v in given.items() if not _left_to_model(ctx, group, f, v)})
             return command(**values)
 
         run.__name__, run.__qualname__, run.__doc__ = command.__name__, command.__qualname__, command.__doc__

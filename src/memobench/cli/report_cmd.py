@@ -30,6 +30,9 @@ def report_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run folders (--out-root of `memobench eval`).")],
     out: Annotated[Path, typer.Option(help="Report folder (created; files in it are replaced).")] = Path("report"),
     videos: Annotated[bool, typer.Option(help="Copy one success and one failure video per task and condition.")] = True,
+    arena_in_tables: Annotated[
+        bool, typer.Option(help="Count arena tasks in the MEMOBench tables too (they always get the arena table).")
+    ] = False,
 ) -> None:
     """Tables (Markdown, CSV, LaTeX), figures (PNG, PDF) and index.html from the runs' ledgers."""
     from rich.table import Table as RichTable
@@ -41,7 +44,7 @@ def report_command(
 
     console = Console()
     try:
-        result = build_report(run_dirs, out, videos=videos)
+        result = build_report(run_dirs, out, videos=videos, arena_in_tables=arena_in_tables)
     except ReportError as e:
         raise fail(str(e)) from None
     # The full main table is wide (4 metrics x types): the terminal gets the macro columns.
@@ -57,6 +60,11 @@ def report_command(
             *(pct(s["macro"][m]) for m in MAIN_METRICS),
         )
     console.print(summary)
+    arena = next((t for t in result.tables if t.name == "arena"), None)
+    if arena is not None:  # its macro rows: RoboMemArena's headline numbers
+        for row in arena.rows:
+            if row[1].startswith("macro"):
+                console.print(f"arena, {row[0]}: {row[1]}, {row[3]} episodes: CSR {row[4]}%, TSR {row[5]}%")
     episodes = sum(len(r.records) for r in result.runs)
     console.print(
         f"Report of {len(result.runs)} condition(s), {episodes} episodes in {result.seconds:.1f} s: "

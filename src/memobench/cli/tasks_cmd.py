@@ -26,7 +26,7 @@ from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError
 from memobench.core.bindings import binding_label
 from memobench.core.spec import MemoryOp, TaskSpec, violation_window
-from memobench.core.suite import TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
+from memobench.core.suite import ARENA_FOLDER, TASKS_ROOT, Suite, Task, TaskFileError, UnknownTaskError, load_task
 from memobench.core.suite_counts import COUNT_KEYS, GroupStats, format_domain_sizes, suite_stats
 
 app = typer.Typer(help="Inspect and validate the task suite.", no_args_is_help=True)
@@ -45,7 +45,8 @@ SelectorOption = Annotated[
     typer.Option(
         "--tasks",
         "-t",
-        help="Comma-separated task ids (or short ids like T03), families or tags. Default: all.",
+        help="Comma-separated task ids (or short ids like T03), families or tags; 'arena' for RoboMemArena's 26. "
+        "Default: all (the MEMOBench suite).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -57,9 +58,9 @@ def _console() -> Console:
 
 
 def _load_suite() -> Suite:
-    """The packaged suite; a broken packaged task is reported, not raised."""
+    """The packaged tasks of both suites; a broken packaged task is reported, not raised."""
     try:
-        return Suite.load()
+        return Suite.load(arena=True)
     except _TASK_FILE_ERRORS as e:
         raise fail(
             f"the packaged task suite does not load: {e}\nRun `memobench tasks validate` to list every broken task.",
@@ -120,10 +121,15 @@ def list_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> N
     console.print(_tasks_table(rows, instruction_width=min(room, INSTRUCTION_WIDTH)))
 
 
+def _suite_title(rows: list[dict[str, Any]]) -> str:
+    arena = [r["id"].startswith("A") for r in rows]
+    return "arena" if arena and all(arena) else "MEMOBench" if not any(arena) else "MEMOBench and arena"
+
+
 def _tasks_table(rows: list[dict[str, Any]], instruction_width: int | None) -> Table:
     """The ``tasks list`` table; without ``instruction_width`` it has no instruction column."""
     table = Table(
-        title=f"MEMOBench tasks ({len(rows)})",
+        title=f"{_suite_title(rows)} tasks ({len(rows)})",
         box=box.SIMPLE_HEAD,
         collapse_padding=True,
         pad_edge=False,
@@ -278,7 +284,9 @@ def stats_command(tasks: SelectorOption = None, as_json: JsonOption = False) -> 
     if as_json:
         typer.echo(json.dumps(stats.to_jsonable(), indent=2))
         return
-    table = Table(title="MEMOBench suite statistics")
+    suites = {t.spec.suite for t in selected}
+    title = "arena suite statistics" if suites == {"arena"} else "MEMOBench suite statistics"
+    table = Table(title=title)
     table.add_column("family", no_wrap=True)
     for key in COUNT_KEYS:
         table.add_column(key.replace("_", " "), justify="right")
@@ -354,7 +362,8 @@ def task_folders(path: Path) -> list[Path]:
     """Task folders named by ``path``, sorted.
 
     ``path`` may be a task folder (or a file in one), a family folder, or a
-    root holding ``<family>/<task_id>/``. A folder counts as a task folder if
+    root holding ``<family>/<task_id>/`` (and the arena's ``arena/<family>/<task_id>/``,
+    also checked). A folder counts as a task folder if
     it holds task.yaml or task.bddl, so a folder missing one file is reported
     rather than skipped. Raises :class:`_NoTaskFolders`.
     """
@@ -364,8 +373,8 @@ def task_folders(path: Path) -> list[Path]:
         path = path.parent
     if _is_task_folder(path):
         return [path]
-    for pattern in ("*/*", "*"):  # a suite root, then a single family folder
-        found = sorted(p for p in path.glob(pattern) if _is_task_folder(p))
+    for patterns in (("*/*", f"{ARENA_FOLDER}/*/*"), ("*/*",), ("*",)):  # a root, a suite, a family folder
+        found = sorted(p for pattern in patterns for p in path.glob(pattern) if _is_task_folder(p))
         if found:
             return found
     raise _NoTaskFolders(

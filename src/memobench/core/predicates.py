@@ -23,6 +23,7 @@ from __future__ import annotations
 import difflib
 import math
 import operator
+import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -109,6 +110,10 @@ _STATE_NUMBER = {
         "how far fixture f stands from shut or off: metres a drawer is pulled out, "
         "radians a door or knob is turned (its joint value's magnitude)",
     ),
+    # Per-axis measures for the arena's stage thresholds (docs/arena.md), which are boxes
+    # around a target and moves relative to the pose at the start of the policy phase.
+    **{f"shift_{axis}": (1, f"how far (m) a moved along world {axis} since its start") for axis in "xyz"},
+    **{f"offset_{axis}": (2, f"world {axis} of a minus world {axis} of b (m)") for axis in "xyz"},
 }
 _SUGAR = {
     "was_open": ("ever", ("open",)),
@@ -437,8 +442,15 @@ class PourCounter:
     more from the baseline and ends on the step it is back within ``back``
     rad of it. An excursion is a pour, counted on the step it ends, if the
     object was within ``near_radius`` m (xy) of the target on the step it
-    started. An excursion that never ends is never counted. The baseline is
-    the first tilt seen, and moves with :meth:`rebaseline` (stage starts).
+    started (with ``near_during``: on any step from its start to its end). An
+    excursion that never ends is never counted.
+
+    The baseline is the median of the first ``baseline_samples`` tilts seen
+    after a reset or a :meth:`rebaseline` (stage starts); no excursion starts
+    before it is known. With one sample (MEMOBench's rule) it is the tilt at
+    the stage start, and a stage starting on the step a pour completes keeps
+    the old baseline (see :meth:`rebaseline`). With more (the arena's rule,
+    docs/arena.md) the next stage's window starts on that very step.
     """
 
     def __init__(
@@ -448,13 +460,18 @@ class PourCounter:
         away: float = 0.15,
         back: float = 0.10,
         near_radius: float = 0.15,
+        baseline_samples: int = 1,
+        near_during: bool = False,
     ) -> None:
         if not 0 <= back < away:
             raise ValueError(f"pour thresholds need 0 <= back < away, got back={back}, away={away}")
         if near_radius <= 0:
             raise ValueError(f"near_radius must be positive, got {near_radius}")
+        if baseline_samples < 1:
+            raise ValueError(f"baseline_samples must be >= 1, got {baseline_samples}")
         self.obj, self.target = obj, target
         self.away, self.back, self.near_radius = away, back, near_radius
+        self.baseline_samples, self.near_during = int(baseline_samples), bool(near_during)
         self.reset()
 
     @property
@@ -469,14 +486,20 @@ class PourCounter:
         """
         if not math.isfinite(tilt):
             raise ValueError(f"tilt({self.obj}) is not finite: {tilt}")
-        if self.baseline is None:
-            self.baseline = tilt
         self._just_completed = False
+        if self.baseline is None:
+            self._samples.append(tilt)
+            if len(self._samples) < self.baseline_samples:
+                return False
+            self.baseline = float(statistics.median(self._samples))
+        near = distance <= self.near_radius
         dev = abs(tilt - self.baseline)
         if self._phase == _IDLE:
             if dev >= self.away:
-                self._phase = _POUR if distance <= self.near_radius else _REJECTED
+                self._phase = _POUR if near else _REJECTED
             return False
+        if self.near_during and near:
+            self._phase = _POUR  # near at some step of the excursion is enough
         if dev > self.back:
             return False
         completed = self._phase == _POUR
@@ -486,34 +509,47 @@ class PourCounter:
         return completed
 
     def rebaseline(self, tilt: float) -> None:
-        """Measure from ``tilt`` from now on.
+        """Measure from ``tilt`` (with more baseline samples: from the median of ``tilt``
+        and the next tilts) from now on.
 
-        Ignored while a pour is in progress, and on the step a pour completes: the
-        object is then still up to ``back`` rad from upright, on its way back, and
-        a baseline taken there would drift by that much with every counted pour
-        (measured: 0.16 rad after two pours, enough to count a phantom third).
+        Ignored while a pour is in progress. With one baseline sample it is also
+        ignored on the step a pour completes: the object is then still up to ``back``
+        rad from upright, on its way back, and a baseline taken there would drift by
+        that much with every counted pour (measured: 0.16 rad after two pours, enough
+        to count a phantom third). A median over several samples is the arena's own
+        guard against that, and its stage window starts on that step.
         """
-        if self._phase != _POUR and not self._just_completed:
-            self.baseline, self._phase = tilt, _IDLE
+        if self._phase == _POUR or (self._just_completed and self.baseline_samples == 1):
+            return
+        self._phase = _IDLE
+        self._samples = [tilt]
+        self.baseline = tilt if self.baseline_samples == 1 else None
 
     def reset(self, tilt: float | None = None) -> None:
-        """Zero the count; baseline ``tilt`` (None: the next tilt seen)."""
+        """Zero the count; the baseline starts from ``tilt`` (None: from the next tilt seen)."""
         self.count = 0
-        self.baseline: float | None = tilt
+        self._samples: list[float] = []
+        self.baseline: float | None = None
         self._phase = _IDLE
         self._just_completed = False
+        if tilt is not None:
+            self.rebaseline(tilt)
+
+
+POUR_PARAMS = ("away", "back", "near_radius", "baseline_samples", "near_during")
 
 
 class PourCounters:
     """One :class:`PourCounter` per (obj, target) pair, fed from a StateView.
 
-    ``pour_params`` (``away``, ``back``, ``near_radius``) apply to every pair.
+    ``pour_params`` (the keyword arguments of :class:`PourCounter`: ``away``, ``back``,
+    ``near_radius``, ``baseline_samples``, ``near_during``) apply to every pair.
     """
 
     def __init__(self, pairs: Iterable[tuple[str, str]] = (), **pour_params: float) -> None:
-        unknown = set(pour_params) - {"away", "back", "near_radius"}
+        unknown = set(pour_params) - set(POUR_PARAMS)
         if unknown:
-            raise ValueError(f"unknown pour parameter(s) {sorted(unknown)}; valid: away, back, near_radius")
+            raise ValueError(f"unknown pour parameter(s) {sorted(unknown)}; valid: {', '.join(POUR_PARAMS)}")
         self._counters = {p: PourCounter(p[0], p[1], **pour_params) for p in sorted(set(pairs))}
 
     @property

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.spec import ArenaFamily, MemoryOp, MemoryType
 
 
 class EpisodeStatus(StrEnum):
@@ -66,7 +66,7 @@ class EpisodeRecord(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     task_id: str
-    memory_type: MemoryType
+    memory_type: MemoryType | ArenaFamily  # the task's family (an arena task's is an ArenaFamily)
     episode: int  # 0-based episode index within the task
     seed: int
     binding: dict[str, Any] = Field(default_factory=dict)

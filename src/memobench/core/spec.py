@@ -2,7 +2,8 @@
 
 A task is a folder ``tasks/<family>/<task_id>/`` holding ``task.yaml`` (this
 model) and ``task.bddl`` (a BDDL template with ``{{binding.key}}``
-placeholders). Specs are frozen and round-trip to JSON, so the resolved spec
+placeholders); the second suite's tasks (RoboMemArena's) sit under
+``tasks/arena/<family>/<task_id>/``. Specs are frozen and round-trip to JSON, so the resolved spec
 is written into every result folder and hashed.
 """
 
@@ -22,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-TASK_ID_PATTERN = r"^[TSOP]\d\d-[a-z0-9]+(-[a-z0-9]+)*$"
+TASK_ID_PATTERN = r"^[TSOPA]\d\d-[a-z0-9]+(-[a-z0-9]+)*$"
 
 
 class MemoryType(StrEnum):
@@ -32,6 +33,23 @@ class MemoryType(StrEnum):
     SPATIAL = "spatial"
     OBJECT = "object"
     PROCEDURAL = "procedural"
+
+
+class ArenaFamily(StrEnum):
+    """The family of a task of the second suite, RoboMemArena's 26 tasks (docs/arena.md).
+
+    Kept apart from :class:`MemoryType`: the MEMOBench tables, metrics and certification
+    group by memory type, and arena tasks stay out of them unless selected.
+    """
+
+    SEQUENCE = "sequence"
+    OCCLUSION = "occlusion"
+    COUNTING = "counting"
+    TRANSFER = "transfer"
+
+
+MEMOBENCH_SUITE = "memobench"
+ARENA_SUITE = "arena"
 
 
 class MemoryOp(StrEnum):
@@ -58,6 +76,7 @@ FAMILY_PREFIX = {
     MemoryType.SPATIAL: "S",
     MemoryType.OBJECT: "O",
     MemoryType.PROCEDURAL: "P",
+    **dict.fromkeys(ArenaFamily, "A"),
 }
 
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -116,6 +135,12 @@ class CountingSpec(_Frozen):
     target: NonEmpty
     required: Annotated[int, Field(ge=1)]
     near_radius: Annotated[float, Field(gt=0)] = 0.15  # metres, xy, object to target
+    # The arena's pour rule (docs/arena.md) differs from MEMOBench's in two places; both
+    # fields are hashed only when set, so the MEMOBench tasks keep their spec hashes.
+    # The baseline is the median of the first n tilts of a stage (1: the tilt at its start).
+    baseline_samples: Annotated[int, Field(ge=1, le=50)] = 1
+    # True: the object may be near the target at any step of the excursion; False: at its start.
+    near_during: bool = False
 
 
 class CueSpec(_Frozen):
@@ -157,7 +182,7 @@ class TaskSpec(_Frozen):
     """Everything a task file declares (``task.yaml``)."""
 
     id: Annotated[str, StringConstraints(pattern=TASK_ID_PATTERN)]
-    family: MemoryType
+    family: MemoryType | ArenaFamily
     instruction: NonEmpty
     # Control steps: 1,200 (the paper's), or 3x the expert's slowest time to the goal plus
     # the post-goal window where that is longer (docs/protocol.md, "Horizons"). No task may
@@ -177,6 +202,16 @@ class TaskSpec(_Frozen):
     monitor_steps: Annotated[int, Field(ge=0, le=1000)] = DEFAULT_MONITOR_STEPS
     violations: list[ViolationSpec] = Field(default_factory=list)
     notes: str = ""  # deviations from the suite design (docs/design.md) and why
+
+    @field_validator("family", mode="before")
+    @classmethod
+    def _known_family(cls, family: Any) -> Any:
+        # One message naming every family, not one per suite's enum.
+        for kind in (MemoryType, ArenaFamily):
+            if family in {m.value for m in kind}:
+                return kind(family)
+        allowed = ", ".join(repr(m.value) for m in (*MemoryType, *ArenaFamily))
+        raise ValueError(f"Input should be one of {allowed}")
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -215,6 +250,11 @@ class TaskSpec(_Frozen):
                 raise ValueError(
                     f"violation {v.name!r}: until {v.until!r} must come after after {v.after!r} in the checkpoint order"
                 )
+
+    @property
+    def suite(self) -> str:
+        """``"memobench"`` (the MEMOBench-30 families) or ``"arena"`` (RoboMemArena's 26)."""
+        return ARENA_SUITE if isinstance(self.family, ArenaFamily) else MEMOBENCH_SUITE
 
     @property
     def last_required(self) -> str:

@@ -24,14 +24,26 @@ from memobench.core import expr, predicates
 from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError, declared_names
 from memobench.core.bindings import BindingError, all_bindings, render_template, resolve_reference
-from memobench.core.spec import PLACEHOLDER, MemoryType, TaskSpec
+from memobench.core.spec import ARENA_SUITE, MEMOBENCH_SUITE, PLACEHOLDER, ArenaFamily, MemoryType, TaskSpec
 
 TASKS_ROOT = Path(__file__).parent.parent / "tasks"
+ARENA_FOLDER = "arena"  # under a tasks root: the second suite, ``arena/<family>/<task_id>/``
 
 # Spec fields outside the spec hash (and each checkpoint's ``why``). ``chance_level`` is
 # certification metadata: the memoryless rate a task is judged against. Re-deriving it (it happened three times) must
 # not invalidate 50 collected demos and every run folder of the task.
 NOT_HASHED = frozenset({"chance_level"})
+# Counting fields added with the arena suite, hashed only when a task sets them: the
+# MEMOBench tasks, written before they existed, keep their spec hashes (demos, run
+# folders and Gymnasium ids are stamped with them).
+HASHED_WHEN_SET = {"baseline_samples": 1, "near_during": False}
+
+
+def arena_number(task_id: str) -> int | None:
+    """RoboMemArena's number of an arena task id (``A06-...`` -> 6); None for a MEMOBench id."""
+    if len(task_id) >= 3 and task_id[0] == "A" and task_id[1:3].isdigit():
+        return int(task_id[1:3])
+    return None
 
 
 class TaskFileError(ValueError):
@@ -70,6 +82,10 @@ class Task:
         fields = {k: v for k, v in self.spec.to_jsonable().items() if k not in NOT_HASHED}
         for cp in fields["checkpoints"]:
             cp.pop("why", None)  # the op label's explanation: documentation, never an episode
+        if fields["counting"] is not None:
+            for key, default in HASHED_WHEN_SET.items():
+                if fields["counting"][key] == default:
+                    del fields["counting"][key]
         payload = json.dumps(fields, sort_keys=True) + self.bddl_template
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -163,6 +179,8 @@ def load_task(folder: Path) -> Task:
         raise TaskFileError(_format_validation_error(yaml_path, e)) from None
     if folder.name != spec.id:
         raise TaskFileError(f"{yaml_path}: field 'id': {spec.id!r} must equal the folder name {folder.name!r}")
+    if spec.suite == ARENA_SUITE and folder.parent.parent.name != ARENA_FOLDER:
+        raise TaskFileError(f"{yaml_path}: an arena task (family {spec.family.value!r}) belongs under {ARENA_FOLDER}/")
     if folder.parent.name != spec.family.value:
         raise TaskFileError(
             f"{yaml_path}: field 'family': {spec.family.value!r} but the task sits under {folder.parent.name!r}/"
@@ -178,11 +196,25 @@ def load_task(folder: Path) -> Task:
 
 
 class Suite:
-    """An ordered collection of tasks, addressable by id, family or tag."""
+    """An ordered collection of tasks, addressable by id, family or tag.
+
+    It may hold both suites: MEMOBench's and the arena (RoboMemArena's tasks). ``all``
+    (and no selection) means the MEMOBench tasks only; arena tasks are selected by name:
+    ``arena`` (the suite tag), an arena family, an ``arena-<family>`` tag or their ids.
+    MEMOBench's names win where they meet: ``counting`` is the tag of T09/T10; the
+    arena's counting family is ``arena-counting``.
+    """
 
     def __init__(self, tasks: Iterable[Task]):
         family_order = list(MemoryType)
-        ordered = sorted(tasks, key=lambda t: (family_order.index(t.spec.family), t.id))
+
+        def order(task: Task) -> tuple:
+            # MEMOBench by family (T, S, O, P as in the paper), then the arena in its own numbering.
+            if task.spec.suite == ARENA_SUITE:
+                return (len(family_order), task.id)
+            return (family_order.index(task.spec.family), task.id)
+
+        ordered = sorted(tasks, key=order)
         self._tasks: dict[str, Task] = {}
         for task in ordered:
             if task.id in self._tasks:
@@ -192,10 +224,14 @@ class Suite:
             self._tasks[task.id] = task
 
     @classmethod
-    def load(cls, root: Path = TASKS_ROOT) -> Suite:
-        """Load every ``<family>/<task_id>/`` folder under ``root``."""
+    def load(cls, root: Path = TASKS_ROOT, *, arena: bool = False) -> Suite:
+        """Load every ``<family>/<task_id>/`` folder under ``root`` (MEMOBench's tasks), and
+        with ``arena`` every ``arena/<family>/<task_id>/`` folder too (the second suite)."""
+        patterns = ["*/*/task.*"] + ([f"{ARENA_FOLDER}/*/*/task.*"] if arena else [])
         # A folder with either file counts, so one missing the other is reported, not skipped.
-        folders = sorted({p.parent for p in root.glob("*/*/task.*") if p.name in ("task.yaml", "task.bddl")})
+        folders = sorted(
+            {p.parent for pattern in patterns for p in root.glob(pattern) if p.name in ("task.yaml", "task.bddl")}
+        )
         return cls(load_task(f) for f in folders)
 
     def __len__(self) -> int:
@@ -229,7 +265,7 @@ class Suite:
         it is a mistake (an unset shell variable), not a request for every task or none.
         """
         if selector is None or selector.strip() == "all":
-            return list(self)
+            return [t for t in self if t.spec.suite == MEMOBENCH_SUITE]
         items = [s.strip() for s in selector.split(",") if s.strip()]
         if not items:
             raise UnknownTaskError(
@@ -245,12 +281,18 @@ class Suite:
     def _resolve(self, item: str) -> list[Task]:
         if item in {m.value for m in MemoryType}:
             return [t for t in self if t.spec.family == item]
+        memobench = [t for t in self if t.spec.suite == MEMOBENCH_SUITE]
+        if any(item in t.spec.tags for t in memobench):
+            return [t for t in memobench if item in t.spec.tags]
+        if item in {f.value for f in ArenaFamily} and (hits := [t for t in self if t.spec.family == item]):
+            return hits
         if item in self.tags:
             return [t for t in self if item in t.spec.tags]
         try:
             return [self.get(item)]
         except UnknownTaskError:
-            pool = self.ids + sorted(self.tags) + [m.value for m in MemoryType] + ["all"]
+            families = [m.value for m in MemoryType] + [f.value for f in ArenaFamily]
+            pool = self.ids + sorted(self.tags) + families + ["all"]
             raise UnknownTaskError(_unknown_message("task, family or tag", item, pool)) from None
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from memobench.core.bddl_names import declared_instances
 from memobench.core.bindings import all_bindings
-from memobench.core.spec import MemoryOp, MemoryType
+from memobench.core.spec import ArenaFamily, MemoryOp, MemoryType
 from memobench.core.suite import Task
 
 COUNT_KEYS = (
@@ -141,7 +141,7 @@ def suite_stats(tasks: Iterable[Task]) -> SuiteStats:
     classes = {t.id: task_classes(t) for t in tasks}
     families = {
         family.value: _group(members, classes)
-        for family in MemoryType
+        for family in (*MemoryType, *ArenaFamily)
         if (members := [t for t in tasks if t.spec.family == family])
     }
     return SuiteStats(total=_group(tasks, classes), families=families)

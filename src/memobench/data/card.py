@@ -63,7 +63,11 @@ def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: 
         "successful episode was kept until each task had its count. Attempt *a* of a task uses seed "
         f"{' / '.join(str(b) for b in seed_bases)} + *a* (evaluation uses 7 + *e*, so no demonstration "
         "shares an episode with an evaluation run). Images, where present, were rendered afterwards "
-        "from the stored states (`memobench data render`), identical to live frames.",
+        "from the stored states (`memobench data render`), identical to live frames: drawn at the "
+        "harness's camera size (256 px) and resized to the image size as it resizes to `--resize-size` "
+        "(pad mode), so they are the pixels a policy is shown at evaluation with `--resize-size` equal "
+        "to the image size, cue frames included. Each file's `data` attributes record `image_size`, "
+        "`camera_size` and `render_quality`.",
         "",
         "| task | family | demos | attempts | expert success | frames |",
         "|---|---|---|---|---|---|",

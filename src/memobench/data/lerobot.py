@@ -198,6 +198,8 @@ def _arrow_column(values: Any, kind):
     if isinstance(kind, pa.FixedSizeListType):
         flat = np.ascontiguousarray(values).reshape(-1)
         return pa.FixedSizeListArray.from_arrays(pa.array(flat, kind.value_type), kind.list_size)
+    if isinstance(values, np.ndarray) and values.ndim == 2 and values.shape[1] == 1:
+        values = values[:, 0]  # a one-wide column (a dataset whose tasks have one checkpoint) is a scalar feature
     return pa.array(values, kind)
 
 

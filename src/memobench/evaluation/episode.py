@@ -40,7 +40,7 @@ from memobench.experts.scene import Scene
 from memobench.policies.adapter import AdapterError, AdapterGuard
 from memobench.sim.cue import CueRecording, run_cue
 from memobench.sim.env import NOOP_ACTION, SimEnv
-from memobench.sim.render import resize_with_pad
+from memobench.sim.render import resize_squish, resize_with_pad
 from memobench.sim.world import WorldView
 
 
@@ -112,7 +112,11 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
         counting = CountingMonitor(
             c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
         )
-        pour_params = {"near_radius": c.near_radius}
+        pour_params = {
+            "near_radius": c.near_radius,
+            "baseline_samples": c.baseline_samples,
+            "near_during": c.near_during,
+        }
     return CheckpointTracker(
         checkpoints,
         counting=counting,
@@ -199,11 +203,13 @@ def stabilise(env: SimEnv, world: WorldView, tracker: CheckpointTracker, protoco
 
 
 def policy_images(env: SimEnv, protocol: Protocol) -> tuple[np.ndarray, np.ndarray]:
-    """The agent-view and wrist images a policy sees now: rendered at ``camera_size``, padded to ``resize_size``."""
+    """The agent-view and wrist images a policy sees now: rendered at ``camera_size``, made
+    ``resize_size`` square by ``resize_mode`` (padded, or squished as RoboMemArena does)."""
     size = protocol.resize_size
+    resize = resize_squish if protocol.resize_mode == "squish" else resize_with_pad
     return (
-        resize_with_pad(env.render("agentview", protocol.camera_size), size),
-        resize_with_pad(env.render("wrist", protocol.camera_size), size),
+        resize(env.render("agentview", protocol.camera_size), size),
+        resize(env.render("wrist", protocol.camera_size), size),
     )
 
 

@@ -1,7 +1,9 @@
 """The evaluation protocol: every setting that changes what an episode means.
 
-Defaults follow the MEMOBench paper. These fields are written to ``run.json``
-and must match for ``--resume`` to continue a run.
+Defaults follow the MEMOBench paper; ``name="robomemarena"`` (``--protocol
+robomemarena``) starts from RoboMemArena's run-all defaults instead
+(:data:`ROBOMEMARENA_DEFAULTS`), for every field not given. These fields are
+written to ``run.json`` and must match for ``--resume`` to continue a run.
 """
 
 from __future__ import annotations
@@ -9,12 +11,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memobench.core.bindings import draw_binding
 from memobench.core.seeding import episode_rng, episode_seed
-from memobench.core.spec import LanguageLevel
+from memobench.core.spec import ARENA_SUITE, LanguageLevel
 from memobench.core.suite import Task
+
+# RoboMemArena's run-all defaults (docs/arena.md): seed start 100, 3,000 steps, a chunk of
+# 10 actions per query, 256-px images squished (not padded) to a square, 10 wait steps.
+# Post-goal steps are each arena task's own (200, none for a counting task).
+ROBOMEMARENA_DEFAULTS: dict[str, Any] = {
+    "seed": 100,
+    "horizon": 3000,
+    "replan_steps": 10,
+    "resize_size": 256,
+    "resize_mode": "squish",
+    "stabilization_steps": 10,
+    "extra_pour_monitor_steps": 30,
+    "fail_on_extra_pour": True,
+}
+PROTOCOL_DEFAULTS = {"memobench": {}, "robomemarena": ROBOMEMARENA_DEFAULTS}
 
 
 class Protocol(BaseModel):
@@ -22,9 +39,18 @@ class Protocol(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    name: Literal["memobench", "robomemarena"] = Field(
+        "memobench",
+        description=(
+            "Whose defaults every other setting starts from: MEMOBench's, or RoboMemArena's run-all script "
+            "(seed 100, 3000 steps, replan 10, 256-px squished images; with its four output files)."
+        ),
+        json_schema_extra={"cli": ["--protocol"]},
+    )
+
     # Each description is also the help of the field's command-line flag (the CLI builds its flags from them);
     # "cli" in json_schema_extra: False keeps a field off the command line, a list names its flags.
-    seed: int = Field(7, description="Seed base: episode e uses seed + e.")
+    seed: int = Field(7, description="Seed base: episode e uses seed + e (RoboMemArena's seed start).")
     replan_steps: int = Field(
         5,
         ge=1,
@@ -39,9 +65,22 @@ class Protocol(BaseModel):
         description=(
             "Control steps per episode (default: each task's own, at least 1200; overriding it is for diagnostics)."
         ),
+        json_schema_extra={"cli": ["--horizon", "--max-steps"]},
     )
-    stabilization_steps: int = Field(10, ge=0, description="No-op steps before the policy acts.")
-    resize_size: int = Field(224, ge=8, description="Policy images are SIZE x SIZE (aspect-preserving pad).")
+    stabilization_steps: int = Field(
+        10,
+        ge=0,
+        description="No-op steps (gripper open) before the policy acts.",
+        json_schema_extra={"cli": ["--stabilization-steps", "--num-steps-wait"]},
+    )
+    resize_size: int = Field(224, ge=8, description="Policy images are SIZE x SIZE (see --resize-mode).")
+    resize_mode: Literal["pad", "squish"] = Field(
+        "pad",
+        description=(
+            "How a camera frame becomes SIZE x SIZE: pad (keep the aspect ratio, black bars) or squish "
+            "(stretch, area interpolation: RoboMemArena's)."
+        ),
+    )
     render_quality: Literal["reference", "fast"] = Field(
         "reference",
         description=(
@@ -62,8 +101,10 @@ class Protocol(BaseModel):
         ge=0,
         description=(
             "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
-            "each task's own; overriding it is for diagnostics)."
+            "each task's own; overriding it is for diagnostics). An arena counting task has none: its episode ends "
+            "with the extra-pour monitor."
         ),
+        json_schema_extra={"cli": ["--monitor-steps", "--post-goal-steps"]},
     )
     fail_on_extra_pour: bool = Field(
         True, description=("Fail counting tasks on an extra pour (disable for diagnostics only).")
@@ -80,11 +121,23 @@ class Protocol(BaseModel):
     # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
     end_when_finished: bool = Field(False, json_schema_extra={"cli": False})
 
+    @model_validator(mode="before")
+    @classmethod
+    def _named_defaults(cls, data: Any) -> Any:
+        # The named protocol's defaults fill every field the caller did not give.
+        if isinstance(data, dict) and data.get("name") in PROTOCOL_DEFAULTS:
+            return {**PROTOCOL_DEFAULTS[data["name"]], **data}
+        return data
+
     def horizon_for(self, task: Task) -> int:
         return self.horizon if self.horizon is not None else task.spec.horizon
 
     def monitor_steps_for(self, task: Task) -> int:
-        return self.monitor_steps if self.monitor_steps is not None else task.spec.monitor_steps
+        # RoboMemArena runs post-goal steps only for tasks without a pour count.
+        arena_counting = task.spec.suite == ARENA_SUITE and task.spec.counting is not None
+        if self.monitor_steps is None or arena_counting:
+            return task.spec.monitor_steps
+        return self.monitor_steps
 
 
 def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,8 @@
-"""Episode videos: ``videos/<task>/<task>_<success|failure>_ep<NNN>_seed<S>.mp4`` (+ ``_wrist``)."""
+"""Episode videos: ``videos/<task>/<task>_<success|failure>_ep<NNN>_seed<S>.mp4`` (+ ``_wrist``).
+
+An arena task's videos follow RoboMemArena's naming instead:
+``videos/task<N>/task<N>_<success|failure>_ep<ep>_seed<S>.mp4`` (N: its number, 1-26).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from memobench.core.records import EpisodeRecord
+from memobench.core.suite import arena_number
 
 VIDEO_MODES = ("none", "failures", "all")
 FPS = 10
@@ -20,6 +25,10 @@ def wants_video(mode: str, success: bool) -> bool:
 def video_path(out_root: Path, record: EpisodeRecord, camera: str) -> Path:
     outcome = "success" if record.success else "failure"
     suffix = "" if camera == "agentview" else "_wrist"
+    number = arena_number(record.task_id)
+    if number is not None:
+        name = f"task{number}_{outcome}_ep{record.episode}_seed{record.seed}{suffix}.mp4"
+        return out_root / "videos" / f"task{number}" / name
     name = f"{record.task_id}_{outcome}_ep{record.episode:03d}_seed{record.seed}{suffix}.mp4"
     return out_root / "videos" / record.task_id / name
 

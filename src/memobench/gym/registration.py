@@ -18,7 +18,10 @@ def env_id(task_id: str, version: int) -> str:
 
 
 def registered_ids() -> list[str]:
-    """The id of every task's newest version (the one the installed spec is), in suite order."""
+    """The id of every task's newest version (the one the installed spec is), in suite order.
+
+    MEMOBench's tasks only: the arena's 26 (``Suite.load(arena=True)``) get no Gymnasium ids
+    until their experts and certification exist, so an id never has to change meaning."""
     from memobench.core.suite import Suite
     from memobench.gym.versions import SPEC_VERSIONS
 

@@ -21,6 +21,7 @@ from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.metrics.aggregate import METRICS, summarize
 
 SUMMARY_JSON = "summary.json"
+MEMOBENCH_SUMMARY_JSON = "memobench_summary.json"  # its name in a RoboMemArena-protocol run folder
 TASK_SUMMARY_CSV = "task_summary.csv"
 EPISODES_CSV = "episodes.csv"
 
@@ -52,10 +53,13 @@ EPISODE_COLUMNS: tuple[str, ...] = (
 )
 
 
-def write_summary(records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def write_summary(
+    records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[str], summary_json: str = SUMMARY_JSON
+) -> dict[str, Any]:
     """Write the three derived files into ``out_dir`` (created if missing); return the summary.
 
-    ``summary.json`` is :func:`~memobench.metrics.aggregate.summarize` with indent 2;
+    ``summary.json`` (or ``summary_json``: a RoboMemArena-protocol run keeps that name for
+    RoboMemArena's own file) is :func:`~memobench.metrics.aggregate.summarize` with indent 2;
     ``task_summary.csv`` has :data:`TASK_COLUMNS` (one row per task, sorted by id);
     ``episodes.csv`` has :data:`EPISODE_COLUMNS` (one row per record, sorted by
     task id then episode).
@@ -63,7 +67,7 @@ def write_summary(records: Sequence[EpisodeRecord], out_dir: str | os.PathLike[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(records)
-    atomic_write_text(out / SUMMARY_JSON, json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(out / summary_json, json.dumps(summary, indent=2) + "\n")
     atomic_write_text(out / TASK_SUMMARY_CSV, _csv_text(TASK_COLUMNS, _task_rows(summary)))
     ordered = sorted(records, key=lambda r: (r.task_id, r.episode))
     atomic_write_text(out / EPISODES_CSV, _csv_text(EPISODE_COLUMNS, map(_episode_row, ordered)))

@@ -25,6 +25,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "expert-reactive": "memobench.experts.policy:ReactiveExpertPolicy",
     "expert-slow": "memobench.experts.policy:SlowExpertPolicy",
     "remote": "memobench.policies.remote:RemotePolicy",  # a websocket policy server (memobench serve, openpi)
+    "checkpoint": "memobench.training.checkpoint_policy:CheckpointPolicy",  # memobench train's output (torch)
 }
 
 

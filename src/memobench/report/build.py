@@ -4,7 +4,7 @@ Layout of the output folder::
 
     index.html                  tables + embedded figures + per-task videos
     tables.md                   every table in Markdown, in page order
-    tables/<name>.{md,csv,tex}  main, main_wilson, oracle (when paired), per_task, failures
+    tables/<name>.{md,csv,tex}  main, main_wilson, oracle (when paired), per_task, failures, arena (when run)
     figures/{heatmap,failure_taxonomy,sr_vs_replan}.{png,pdf}
     figures/prefix/<task>.{png,pdf}
     videos/<condition>/<task>/  one success and one failure video per task and condition (copied)
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memobench.report import figures
+from memobench.report.arena import arena_table
 from memobench.report.html import TaskSection, render_page
 from memobench.report.oracle import oracle_table
 from memobench.report.paths import inside
@@ -55,7 +56,14 @@ def report_tables(runs: Sequence[Run]) -> list[Table]:
     if oracle is not None:
         tables.append(oracle)
     violations = violation_table(runs)
-    return [*tables, task_table(runs), failure_table(runs), *([violations] if violations else [])]
+    arena = arena_table(runs)
+    return [
+        *tables,
+        task_table(runs),
+        failure_table(runs),
+        *([violations] if violations else []),
+        *([arena] if arena else []),
+    ]
 
 
 def find_videos(run: Run, task_id: str) -> tuple[Path | None, Path | None]:
@@ -75,15 +83,23 @@ def find_videos(run: Run, task_id: str) -> tuple[Path | None, Path | None]:
 
 
 def build_report(
-    folders: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], videos: bool = True
+    folders: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    videos: bool = True,
+    arena_in_tables: bool = False,
 ) -> ReportResult:
     """Write the report of the run ``folders`` into ``out`` (created; existing files replaced).
+
+    Arena tasks get their own table (RoboMemArena's scoring); the MEMOBench tables count
+    them only with ``arena_in_tables``.
 
     Raises :class:`~memobench.report.runs.ReportError` for an unusable folder, or a file
     that would land outside ``out``.
     """
     start = time.perf_counter()
     runs = load_runs(folders)
+    for run in runs:
+        run.include_arena = arena_in_tables
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     result = ReportResult(out, runs, report_tables(runs))

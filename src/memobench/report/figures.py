@@ -119,8 +119,8 @@ def failure_bars(runs: Sequence[Run], stem: Path) -> list[Path]:
                 n = t["episodes"]
                 shares[(task_id, r)] = {"success": t["SR"]["k"] / n, **{k: v / n for k, v in t["failures"].items()}}
     used = [o for o in outcomes if any(s.get(o, 0) > 0 for s in shares.values())] or ["success"]
-    ncols = min(4, len(tasks))
-    nrows = math.ceil(len(tasks) / ncols)
+    ncols = max(1, min(4, len(tasks)))  # one empty panel when no MEMOBench task ran (an arena-only run)
+    nrows = max(1, math.ceil(len(tasks) / ncols))
     # Condition labels under every panel only when tasks differ in conditions; else under the
     # bottom panels alone (fewer text objects: matplotlib's cost is mostly text layout).
     complete = all((task_id, r) in shares for task_id in tasks for r in range(len(runs)))

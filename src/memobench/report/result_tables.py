@@ -198,7 +198,7 @@ def violation_table(runs: Sequence[Run]) -> Table | None:
     for run in runs:
         display, raw = condition_cells(run, oracle)
         steps: dict[tuple[str, str, str], list[int]] = {}
-        for r in run.records:
+        for r in run.table_records:
             if r.violation is not None:
                 steps.setdefault((r.task_id, r.memory_type.value, r.violation.name), []).append(r.violation.step)
         for (task_id, memory, name), at in sorted(steps.items()):

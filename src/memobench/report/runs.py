@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memobench.core.records import EpisodeRecord
-from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel
+from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel, MemoryType
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import stored_protocol
 from memobench.evaluation.run_folder import RUN_JSON
@@ -68,10 +68,24 @@ class Run:
     records: list[EpisodeRecord]
     manifests: list[dict[str, Any]] = field(default_factory=list)
 
+    include_arena: bool = False  # whether the MEMOBench tables count arena tasks too (report --arena-in-tables)
+
     @cached_property
     def summary(self) -> dict[str, Any]:
-        """:func:`memobench.metrics.aggregate.summarize` of :attr:`records`."""
-        return summarize(self.records)
+        """:func:`memobench.metrics.aggregate.summarize` of :attr:`table_records`."""
+        return summarize(self.table_records)
+
+    @property
+    def arena_records(self) -> list[EpisodeRecord]:
+        """Records of arena tasks (RoboMemArena's, scored in the arena table)."""
+        return [r for r in self.records if not isinstance(r.memory_type, MemoryType)]
+
+    @property
+    def table_records(self) -> list[EpisodeRecord]:
+        """The records the MEMOBench tables count: MEMOBench tasks, arena tasks only when included."""
+        if self.include_arena:
+            return self.records
+        return [r for r in self.records if isinstance(r.memory_type, MemoryType)]
 
     @property
     def task_ids(self) -> list[str]:
@@ -207,7 +221,7 @@ def memory_types_present(runs: Sequence[Run]) -> list[str]:
     """Memory types with at least one record in any run, in ``MemoryType`` order."""
     from memobench.core.spec import MemoryType
 
-    seen = {r.memory_type for run in runs for r in run.records}
+    seen = {r.memory_type for run in runs for r in run.table_records}
     return [mt.value for mt in MemoryType if mt in seen]
 
 
@@ -221,4 +235,4 @@ def task_sort_key(task_id: str) -> tuple[int, str]:
 
 def tasks_present(runs: Sequence[Run]) -> list[str]:
     """Task ids with records in any run, in :func:`task_sort_key` order."""
-    return sorted({r.task_id for run in runs for r in run.records}, key=task_sort_key)
+    return sorted({r.task_id for run in runs for r in run.table_records}, key=task_sort_key)

@@ -175,11 +175,51 @@ class SimEnv:
         """Reset physics and sample the layout from ``layout_seed`` (no hard reset)."""
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
+        self._place_in_fixture_regions()
         # robosuite keeps the gripper's ramped command across soft resets; a fresh
         # env starts at zero, so reset it or an episode would depend on the previous one.
         gripper = self.libero.robots[0].gripper
         gripper.current_action = np.zeros(gripper.dof)
         self._last_obs = self.libero._get_observations(force_update=True)
+
+    def _place_in_fixture_regions(self) -> None:
+        """Put each object that starts ``(In|On obj <fixture>_<region>)`` at that region's site.
+
+        LIBERO's sampler for such a start adds the region site's *world* position to the
+        fixture's position, so a fixture that stands anywhere but the world origin when the
+        layout is sampled puts the object that far off (measured on the coffee table: the cream
+        cheese meant for a drawer lay 0.3 m behind the cabinet). No MEMOBench-30 task starts an
+        object in or on a fixture's region; the arena's drawer and cabinet tasks do. ``(On obj
+        <fixture>)`` counts as on its ``top_side`` region (LIBERO's sampler cannot fit three
+        objects on that region, so the arena's task 19 declares one of them this way). Objects keep
+        their sampled orientation; their bottoms rest on the site, several on one site side by
+        side along its x axis.
+        """
+        lib = self.libero
+        by_site: dict[str, list[str]] = {}
+        for fact in lib.parsed_problem["initial_state"]:
+            if len(fact) != 3 or fact[0].lower() not in ("in", "on"):
+                continue
+            region = fact[2]
+            if fact[0].lower() == "on" and region in lib.fixtures_dict:
+                region = f"{region}_top_side"  # "on the cabinet": on its top, as its top_side region
+            site = lib.object_sites_dict.get(region)
+            if site is not None and getattr(site, "parent_name", None) in lib.fixtures_dict:
+                by_site.setdefault(region, []).append(fact[1])
+        for region, names in by_site.items():
+            objects = [lib.objects_dict[name] for name in names]
+            widths = [2 * obj.horizontal_radius for obj in objects]
+            x = float(self.sim.data.get_site_xpos(region)[0]) - sum(widths) / 2
+            for obj, width in zip(objects, widths, strict=True):
+                joint = obj.joints[-1]
+                qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
+                qpos[:3] = self.sim.data.get_site_xpos(region)
+                qpos[0] = x + width / 2
+                qpos[2] -= obj.bottom_offset[-1]
+                self.sim.data.set_joint_qpos(joint, qpos)
+                x += width
+        if by_site:
+            self.sim.forward()
 
     def step(self, action: np.ndarray) -> None:
         """Apply one 7-D OSC_POSE action for one control step."""

@@ -26,6 +26,16 @@ def resize_with_pad(image: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def resize_squish(image: np.ndarray, size: int) -> np.ndarray:
+    """Resize uint8 [H, W, 3] to [size, size, 3] by stretching (area interpolation, no padding):
+    RoboMemArena's resize. A non-square frame changes its aspect ratio."""
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
+        raise ValueError(f"expected uint8 [H, W, 3], got {image.dtype} {image.shape}")
+    if image.shape[:2] == (size, size):
+        return image
+    return np.asarray(Image.fromarray(image).resize((size, size), Image.BOX))
+
+
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     """Peak signal-to-noise ratio (dB) of two uint8 images of one shape; inf when identical."""
     mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)

@@ -65,6 +65,11 @@ class WorldView:
             self._ref_pos[name] = self.position(name)
             # The body-frame axis that points up at rest; tilt is measured from it.
             self._ref_up[name] = self._rotation(name).T @ np.array([0.0, 0.0, 1.0])
+        # Fixtures and region sites move too (a drawer's region slides out with it): the
+        # arena's stages measure such moves from here (shift_x/y/z).
+        for name in (*self._lib.fixtures_dict, *self._lib.object_sites_dict):
+            if name in self._lib.object_states_dict:
+                self._ref_pos[name] = self.position(name)
 
     def tilt(self, name: str) -> float:
         up_now = self._rotation(name) @ self._ref_up[name]
@@ -152,3 +157,27 @@ class WorldView:
 
     def _q_distance(self, a: str, b: str) -> float:
         return float(np.linalg.norm(self.position(a)[:2] - self.position(b)[:2]))
+
+    def _shift(self, a: str, axis: int) -> float:
+        if a not in self._ref_pos:
+            self._state(a)  # an unknown name fails here, listing the known ones
+            raise KeyError(f"{a} has no start pose (set_reference was not called after the scene was built)")
+        return float(self.position(a)[axis] - self._ref_pos[a][axis])
+
+    def _q_shift_x(self, a: str) -> float:
+        return self._shift(a, 0)
+
+    def _q_shift_y(self, a: str) -> float:
+        return self._shift(a, 1)
+
+    def _q_shift_z(self, a: str) -> float:
+        return self._shift(a, 2)
+
+    def _q_offset_x(self, a: str, b: str) -> float:
+        return float(self.position(a)[0] - self.position(b)[0])
+
+    def _q_offset_y(self, a: str, b: str) -> float:
+        return float(self.position(a)[1] - self.position(b)[1])
+
+    def _q_offset_z(self, a: str, b: str) -> float:
+        return float(self.position(a)[2] - self.position(b)[2])

@@ -1,0 +1,76 @@
+"""``memobench train``: a reference memory policy from the HDF5 demos (the ``train`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memobench.cli.common import fail
+
+
+def train_command(
+    *,
+    data: Annotated[Path, typer.Option(help="A dataset folder written by `memobench collect`.")],
+    out: Annotated[Path, typer.Option(help="The training folder (config, checkpoint, logs); run again to resume.")],
+    policy: Annotated[str, typer.Option(help="bc-mlp, bc-gru or bc-transformer.")] = "bc-gru",
+    obs: Annotated[str, typer.Option(help="Observation mode (state; rgb is not trainable yet).")] = "state",
+    align: Annotated[str, typer.Option(help="Alignment loss: none, semantic, contrastive, framewise.")] = "none",
+    lam: Annotated[float, typer.Option("--lambda", help="Weight of the alignment loss.")] = 0.1,
+    temperature: Annotated[float, typer.Option(help="The contrastive loss's temperature.")] = 0.1,
+    text_level: Annotated[str, typer.Option(help="Annotation level: coarse, intermediate, fine.")] = "intermediate",
+    oracle_memory: Annotated[
+        bool, typer.Option(help="Control: the prompt carries the harness's oracle memory line (evaluate likewise).")
+    ] = False,
+    shuffle_subgoals: Annotated[bool, typer.Option(help="Control: shuffle which checkpoint text is which.")] = False,
+    steps: Annotated[int, typer.Option(min=1, help="Optimiser steps (one batch of demos each).")] = 2000,
+    batch_size: Annotated[int, typer.Option(min=1, help="Demos per batch.")] = 8,
+    lr: Annotated[float, typer.Option(help="AdamW learning rate.")] = 3e-4,
+    seed: Annotated[int, typer.Option(help="Fixes initialisation and every batch.")] = 0,
+    hidden: Annotated[int, typer.Option(min=8, help="Width of the network.")] = 128,
+    window: Annotated[int, typer.Option(min=1, help="bc-transformer: frames each layer attends to.")] = 16,
+    stride: Annotated[int, typer.Option(min=1, help="Control steps between frames (match --replan-steps).")] = 5,
+    checkpoint_every: Annotated[int, typer.Option(min=1, help="Steps between checkpoints.")] = 200,
+    embedder: Annotated[str, typer.Option(help="Text encoder: minilm (all-MiniLM-L6-v2) or hash (tests).")] = "minilm",
+    features: Annotated[
+        Path | None, typer.Option(help="Where state features are cached (default DATA/state-features).")
+    ] = None,
+) -> None:
+    """Train a policy with behaviour cloning and an optional memory-alignment loss (resumable)."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise fail("memobench train needs torch: pip install 'memobench[train]'") from None
+    from memobench.cli.progress import RunProgress
+    from memobench.training.trainer import TrainSettings, train
+
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} is a file")
+    try:
+        settings = TrainSettings(
+            policy=policy,
+            obs=obs,
+            align=align,
+            lam=lam,
+            temperature=temperature,
+            text_level=text_level,
+            oracle_memory=oracle_memory,
+            shuffle_subgoals=shuffle_subgoals,
+            steps=steps,
+            batch_size=batch_size,
+            lr=lr,
+            seed=seed,
+            hidden=hidden,
+            window=window,
+            stride=stride,
+            checkpoint_every=checkpoint_every,
+            embedder=embedder,
+        )
+        settings.data_options()
+        with RunProgress() as progress:
+            result = train(settings, data, out, features_dir=features, events=progress)
+    except ValueError as e:
+        raise fail(str(e)) from None
+    typer.echo(f"step {result['step']}, loss {result['loss']}; checkpoint {result['checkpoint']}")
+    typer.echo(f'evaluate: memobench eval --policy checkpoint --adapter-kwargs \'{{"path": "{out}"}}\'')

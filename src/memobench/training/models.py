@@ -1,0 +1,188 @@
+"""The reference policies: one network, three memories.
+
+Every policy reads a sequence of frames (one every ``stride`` control steps): the ``state``
+vector (:mod:`memobench.training.state`), the embedding of the prompt it was given at that
+frame and the episode's time. A shared encoder turns each frame into a feature ``f_t``; the
+memory turns the features up to ``t`` into the memory vector ``m_t``; a head maps
+``m_t`` (and ``f_t``) to a chunk of ``chunk`` x 7 actions.
+
+- ``bc-mlp``: no memory, ``m_t = f_t`` (the current frame only; it does not see the cue).
+- ``bc-gru``: a GRU over all frames so far, started from the cue's encoding; ``m_t`` is its state.
+- ``bc-transformer``: causal self-attention over the last ``window`` frames and a cue token;
+  ``m_t`` is the output at ``t``.
+
+Two linear heads project ``m_t`` and ``f_t`` into the text embedding's space for the
+alignment losses (:mod:`memobench.training.losses`). :meth:`MemoryPolicy.forward` runs whole
+sequences (training); :class:`Rollout` feeds one frame at a time and gives the same outputs
+(evaluation; a test checks the two agree).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+POLICIES = ("bc-mlp", "bc-gru", "bc-transformer")
+ACTION_DIM = 7
+CUE_DIM = 8  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Everything that fixes a network's shape (saved with every checkpoint)."""
+
+    kind: str
+    state_dim: int
+    text_dim: int
+    hidden: int = 128
+    chunk: int = 50
+    window: int = 16
+    layers: int = 2
+    heads: int = 4
+
+    def __post_init__(self) -> None:
+        if self.kind not in POLICIES:
+            raise ValueError(f"unknown policy {self.kind!r}; known: {', '.join(POLICIES)}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def positional(index: torch.Tensor, dim: int) -> torch.Tensor:
+    """Sinusoidal encoding [..., dim] of frame indices (the transformer's positions)."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32, device=index.device) / half)
+    angles = index.to(torch.float32)[..., None] * freqs
+    return torch.cat([angles.sin(), angles.cos()], dim=-1)
+
+
+class CueEncoder(nn.Module):
+    """A GRU over the cue's robot states; an empty cue encodes to zeros."""
+
+    def __init__(self, hidden: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(CUE_DIM, hidden, batch_first=True)
+
+    def forward(self, cue: torch.Tensor, cue_lengths: torch.Tensor) -> torch.Tensor:
+        batch = cue.shape[0]
+        out = torch.zeros(batch, self.gru.hidden_size, dtype=cue.dtype, device=cue.device)
+        nonempty = cue_lengths > 0
+        if nonempty.any():
+            packed = nn.utils.rnn.pack_padded_sequence(
+                cue[nonempty], cue_lengths[nonempty].cpu(), batch_first=True, enforce_sorted=False
+            )
+            _, last = self.gru(packed)
+            out = out.masked_scatter(nonempty[:, None], last[0])
+        return out
+
+
+class MemoryPolicy(nn.Module):
+    """The network of :class:`PolicyConfig` ``kind`` (see the module docstring)."""
+
+    def __init__(self, config: PolicyConfig) -> None:
+        super().__init__()
+        self.config = config
+        h = config.hidden
+        self.encoder = nn.Sequential(
+            nn.LayerNorm(config.state_dim + config.text_dim + 1),
+            nn.Linear(config.state_dim + config.text_dim + 1, h),
+            nn.GELU(),
+            nn.Linear(h, h),
+            nn.GELU(),
+        )
+        if config.kind != "bc-mlp":
+            self.cue = CueEncoder(h)
+        if config.kind == "bc-gru":
+            self.memory = nn.GRU(h, h, batch_first=True)
+        elif config.kind == "bc-transformer":
+            layer = nn.TransformerEncoderLayer(h, config.heads, 2 * h, dropout=0.0, batch_first=True, norm_first=True)
+            self.memory = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+        head_in = h if config.kind == "bc-mlp" else 2 * h
+        self.head = nn.Sequential(nn.Linear(head_in, h), nn.GELU(), nn.Linear(h, config.chunk * ACTION_DIM))
+        self.memory_proj = nn.Linear(h, config.text_dim)
+        self.frame_proj = nn.Linear(h, config.text_dim)
+
+    def features(self, states: torch.Tensor, prompts: torch.Tensor, times: torch.Tensor) -> torch.Tensor:
+        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S], prompt vectors [B, T, E], times [B, T]."""
+        return self.encoder(torch.cat([states, prompts, times[..., None]], dim=-1))
+
+    def window_mask(self, frames: int, device) -> torch.Tensor:
+        """[1 + T, 1 + T] additive mask: the cue token sees itself; frame t sees the cue and frames t-window+1..t."""
+        i = torch.arange(frames, device=device)
+        allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - self.config.window)
+        full = torch.zeros(frames + 1, frames + 1, dtype=torch.bool, device=device)
+        full[:, 0] = True
+        full[1:, 1:] = allowed
+        return torch.zeros(full.shape, device=device).masked_fill(~full, float("-inf"))
+
+    def forward(
+        self,
+        states: torch.Tensor,
+        prompts: torch.Tensor,
+        times: torch.Tensor,
+        frame_index: torch.Tensor,
+        cue: torch.Tensor,
+        cue_lengths: torch.Tensor,
+    ) -> dict[str, torch.Tensor]:
+        """Whole sequences: ``actions`` [B, T, chunk, 7], ``memory`` (m_t) and ``frames`` (f_t) [B, T, h],
+        and their projections ``memory_text`` / ``frame_text`` [B, T, E]. Frame t depends on frames <= t only."""
+        f = self.features(states, prompts, times)
+        kind = self.config.kind
+        if kind == "bc-mlp":
+            m = f
+            head_in = f
+        else:
+            c = self.cue(cue, cue_lengths)
+            if kind == "bc-gru":
+                m, _ = self.memory(f, torch.tanh(c)[None].contiguous())
+            else:
+                tokens = torch.cat([c[:, None], f + positional(frame_index, f.shape[-1])], dim=1)
+                m = self.memory(tokens, mask=self.window_mask(f.shape[1], f.device))[:, 1:]
+            head_in = torch.cat([f, m], dim=-1)
+        actions = self.head(head_in).unflatten(-1, (self.config.chunk, ACTION_DIM))
+        return {
+            "actions": actions,
+            "memory": m,
+            "frames": f,
+            "memory_text": self.memory_proj(m),
+            "frame_text": self.frame_proj(f),
+        }
+
+
+class Rollout:
+    """One episode, one frame at a time: the same outputs as :meth:`MemoryPolicy.forward` on the whole sequence."""
+
+    def __init__(self, net: MemoryPolicy, cue: torch.Tensor) -> None:
+        """``cue`` [C, 8]: the cue's robot states (C may be 0)."""
+        self.net = net
+        self.frames: list[torch.Tensor] = []  # the transformer's recent features
+        self.index = 0
+        with torch.no_grad():
+            self.cue = (
+                net.cue(cue[None].float(), torch.tensor([len(cue)])) if net.config.kind != "bc-mlp" else torch.zeros(1)
+            )
+        self.hidden = torch.tanh(self.cue)[None] if net.config.kind == "bc-gru" else None
+
+    @torch.no_grad()
+    def step(self, state: torch.Tensor, prompt: torch.Tensor, time: float) -> dict[str, torch.Tensor]:
+        """Outputs for the next frame (``state`` [S], ``prompt`` [E]); tensors without batch and time dims."""
+        net, kind = self.net, self.net.config.kind
+        f = net.features(state[None, None].float(), prompt[None, None].float(), torch.tensor([[time]]))
+        if kind == "bc-mlp":
+            m, head_in = f, f
+        elif kind == "bc-gru":
+            m, self.hidden = net.memory(f, self.hidden)
+            head_in = torch.cat([f, m], dim=-1)
+        else:
+            # Layer l of frame t reaches back l * (window - 1) frames: keep exactly that many, masked as in training.
+            reach = net.config.layers * (net.config.window - 1) + 1
+            self.frames = [*self.frames, f + positional(torch.tensor([[self.index]]), f.shape[-1])][-reach:]
+            tokens = torch.cat([self.cue[:, None], *self.frames], dim=1)
+            m = net.memory(tokens, mask=net.window_mask(len(self.frames), f.device))[:, -1:]
+            head_in = torch.cat([f, m], dim=-1)
+        self.index += 1
+        actions = net.head(head_in).unflatten(-1, (net.config.chunk, ACTION_DIM))
+        return {"actions": actions[0, 0], "memory": m[0, 0]}

@@ -1,0 +1,140 @@
+"""The ``state`` observation as one fixed-length vector, for every task alike.
+
+``[robot_state (8), object poses (MAX_OBJECTS x 7: xyz, quaternion wxyz), object visible
+(MAX_OBJECTS), fixture joints (MAX_JOINTS)]``: the Gymnasium API's ``state`` mode
+(:mod:`memobench.gym.observation`) flattened and zero-padded to the suite's largest scene.
+Objects are in sorted name order and joints in sorted fixture order, as there. An object no
+camera could see (:meth:`memobench.sim.world.WorldView.hidden`: in a closed drawer or
+microwave, the rule the experts' memory follows) has a zero pose and visible 0.
+
+The same function builds the vector from the live simulator at evaluation
+(:mod:`memobench.training.checkpoint_policy`) and from stored physics states for training
+(:func:`featurise_task_file`), so a policy is evaluated on exactly what it was trained on.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+MAX_OBJECTS = 12
+MAX_JOINTS = 8
+ROBOT_DIM = 8
+STATE_DIM = ROBOT_DIM + MAX_OBJECTS * 8 + MAX_JOINTS
+FEATURES_FORMAT = "memobench-state-v1"
+
+
+def scene_order(env) -> tuple[list[str], list[str]]:
+    """The objects (sorted) and fixture joints (by sorted fixture) of ``env``'s scene."""
+    lib = env.libero
+    joints = [joint for fixture in sorted(lib.fixtures_dict) for joint in lib.get_object(fixture).joints]
+    objects = sorted(lib.objects_dict)
+    if len(objects) > MAX_OBJECTS or len(joints) > MAX_JOINTS:
+        raise ValueError(
+            f"scene has {len(objects)} objects and {len(joints)} fixture joints; "
+            f"the state vector holds {MAX_OBJECTS} and {MAX_JOINTS}"
+        )
+    return objects, joints
+
+
+def state_vector(env, world, robot_state: np.ndarray) -> np.ndarray:
+    """The state vector (float32 [STATE_DIM]) of the scene ``env`` holds now, with ``robot_state``."""
+    objects, joints = scene_order(env)
+    out = np.zeros(STATE_DIM, np.float32)
+    out[:ROBOT_DIM] = robot_state
+    states = env.libero.object_states_dict
+    poses = out[ROBOT_DIM : ROBOT_DIM + MAX_OBJECTS * 7].reshape(MAX_OBJECTS, 7)
+    visible = out[ROBOT_DIM + MAX_OBJECTS * 7 : ROBOT_DIM + MAX_OBJECTS * 8]
+    for i, name in enumerate(objects):
+        if world.hidden(name):
+            continue
+        geom = states[name].get_geom_state()
+        poses[i, :3], poses[i, 3:] = geom["pos"], geom["quat"]
+        visible[i] = 1.0
+    data = env.sim.data
+    out[ROBOT_DIM + MAX_OBJECTS * 8 : ROBOT_DIM + MAX_OBJECTS * 8 + len(joints)] = [
+        data.get_joint_qpos(j) for j in joints
+    ]
+    return out
+
+
+def features_path(features_dir: Path, demo_file: Path) -> Path:
+    return features_dir / f"{demo_file.stem}.state.hdf5"
+
+
+def features_current(demo_file: Path, features_file: Path) -> bool:
+    """True when ``features_file`` was made from ``demo_file`` as it is now (format, spec hash, counts)."""
+    import h5py
+
+    from memobench.data.demo_file import read_file_summary
+
+    if not features_file.exists():
+        return False
+    attrs, count = read_file_summary(demo_file)
+    try:
+        with h5py.File(features_file, "r") as f:
+            got = dict(f.attrs)
+    except OSError:
+        return False
+    return (
+        got.get("format") == FEATURES_FORMAT
+        and got.get("spec_hash") == attrs.get("spec_hash")
+        and int(got.get("demos", -1)) == count
+        and int(got.get("total", -1)) == int(attrs.get("total", -2))
+    )
+
+
+def featurise_task_file(demo_file: Path, features_file: Path) -> int:
+    """Write the state vector of every step of every demo of ``demo_file``; returns the frames written.
+
+    Each demo's scene is the suite's BDDL of its task and variant (as ``data render`` builds it),
+    reset to the demo's layout; each stored physics state is set and forwarded, and the vector
+    read with the demo's recorded robot state. Layout: ``demo_<i>/state`` [T, STATE_DIM] float32;
+    file attributes ``format``, ``spec_hash``, ``demos``, ``total``. Written to a partial file and
+    swapped in, so a killed run leaves no half file.
+    """
+    import h5py
+    import mujoco
+
+    from memobench.data.demo_bddl import suite_scenes
+    from memobench.data.demo_file import iter_demos, read_file_summary
+    from memobench.sim.env import SimEnv
+    from memobench.sim.world import WorldView
+
+    attrs, count = read_file_summary(demo_file)
+    headers = list(iter_demos(demo_file, arrays=False))
+    scenes = suite_scenes(demo_file, attrs, headers)
+    features_file.parent.mkdir(parents=True, exist_ok=True)
+    partial = features_file.with_suffix(f".partial-{os.getpid()}")
+    envs: dict[str, SimEnv] = {}
+    written = 0
+    try:
+        with h5py.File(partial, "w") as out:
+            for i, (demo, bddl) in enumerate(zip(iter_demos(demo_file, images=False), scenes, strict=True)):
+                if bddl not in envs:
+                    for old in envs.values():
+                        old.close()
+                    envs = {bddl: SimEnv(bddl, render=False)}
+                env = envs[bddl]
+                env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+                world = WorldView(env)
+                model, data = env.sim.model._model, env.sim.data._data
+                rows = []
+                for physics, robot in zip(demo.arrays["states"], demo.arrays["robot_states"], strict=True):
+                    mujoco.mj_setState(model, data, physics, mujoco.mjtState.mjSTATE_INTEGRATION)
+                    mujoco.mj_forward(model, data)
+                    rows.append(state_vector(env, world, robot))
+                out.create_dataset(f"demo_{i}/state", data=np.stack(rows) if rows else np.zeros((0, STATE_DIM)))
+                written += len(rows)
+            out.attrs.update(
+                {"format": FEATURES_FORMAT, "spec_hash": attrs.get("spec_hash", ""), "demos": count}
+                | {"total": int(attrs.get("total", written))}
+            )
+        os.replace(partial, features_file)
+    finally:
+        for env in envs.values():
+            env.close()
+        partial.unlink(missing_ok=True)
+    return written

@@ -1,0 +1,255 @@
+"""``memobench train``: behaviour cloning of action chunks plus a weighted memory-alignment loss.
+
+Loss = masked L1 between predicted and demonstrated chunks + ``lam`` x the alignment loss
+(:mod:`memobench.training.losses`) of the run's ``align`` choice, on the memory texts of
+:mod:`memobench.training.dataset`. Resumable: the same command on the same ``out`` folder
+continues from its last checkpoint (a different setting is refused, naming it); since batch
+``b`` is a function of the seed and ``b``, the resumed run draws the batches the uninterrupted
+one would have. Progress goes through :class:`~memobench.evaluation.run_events.RunEvents`
+(``jobs_started("training", steps)``, one ``job_finished`` per step).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from memobench.evaluation.run_events import RunEvents
+from memobench.training.checkpoint_files import (
+    last_checkpoint,
+    load_optimizer,
+    load_texts,
+    load_weights,
+    read_config,
+    save_checkpoint,
+    write_config,
+)
+from memobench.training.dataset import BatchSource, DataOptions, collate, index_demos
+from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
+from memobench.training.losses import ALIGN_LOSSES
+from memobench.training.models import POLICIES
+from memobench.training.state import STATE_DIM, features_current, features_path, featurise_task_file
+
+LOG_FIELDS = ("step", "loss", "bc", "align", "seconds")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Every choice of a training run (written to ``config.json``; a resume must repeat them)."""
+
+    policy: str = "bc-gru"
+    obs: str = "state"
+    align: str = "none"
+    lam: float = 0.1
+    temperature: float = 0.1
+    text_level: str = "intermediate"
+    oracle_memory: bool = False
+    shuffle_subgoals: bool = False
+    steps: int = 2000
+    batch_size: int = 8
+    lr: float = 3e-4
+    seed: int = 0
+    hidden: int = 128
+    window: int = 16
+    stride: int = 5
+    chunk: int = 50
+    contrastive_pairs: int = 64
+    checkpoint_every: int = 200
+    embedder: str = "minilm"
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ValueError(f"--policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
+        if self.embedder not in EMBEDDERS:
+            raise ValueError(f"unknown text embedder {self.embedder!r}; known: {', '.join(EMBEDDERS)}")
+        if self.obs != "state":
+            raise ValueError(f"observation mode {self.obs!r} is not trainable yet (only 'state')")
+        if self.align not in ALIGN_LOSSES:
+            raise ValueError(f"--align must be one of {', '.join(ALIGN_LOSSES)}, not {self.align!r}")
+        if self.steps < 1 or self.batch_size < 1 or self.checkpoint_every < 1:
+            raise ValueError("--steps, --batch-size and --checkpoint-every must be positive")
+        if self.lam < 0 or self.temperature <= 0:
+            raise ValueError("--lambda must be >= 0 and --temperature > 0")
+
+    def data_options(self) -> DataOptions:
+        return DataOptions(self.stride, self.chunk, self.text_level, self.oracle_memory, self.shuffle_subgoals)
+
+    # what may change between a run and its resume: how long it runs and how often it saves
+    RESUMABLE = ("steps", "checkpoint_every")
+
+
+def config_record(settings: TrainSettings, policy_config: dict[str, Any]) -> dict[str, Any]:
+    return {"settings": asdict(settings), "policy": policy_config, "state_dim": STATE_DIM}
+
+
+def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
+    """Refuse to resume a run made with other settings, naming the first that differs."""
+    old = existing.get("settings", {})
+    for key, value in asdict(settings).items():
+        if key not in TrainSettings.RESUMABLE and old.get(key) != value:
+            raise ValueError(f"{key} was {old.get(key)!r} in this run folder, now {value!r}: use another --out")
+
+
+def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> None:
+    """Featurise every demo file whose features are missing or stale (needs the simulator)."""
+    stale = [p for p in sorted(data_dir.glob("*.hdf5")) if not features_current(p, features_path(features_dir, p))]
+    if not stale:
+        return
+    events.jobs_started("featurising", len(stale))
+    for path in stale:
+        frames = featurise_task_file(path, features_path(features_dir, path))
+        events.job_finished(f"{path.stem}: {frames} frames")
+    events.jobs_ended()
+
+
+def alignment(settings: TrainSettings, out: dict, batch: dict, table, generator) -> Any:
+    """The alignment loss of ``settings.align`` on one batch's outputs (0 for ``none``)."""
+    import torch
+
+    from memobench.training import losses
+
+    mask = batch["frame_mask"]
+    texts = table[batch["memory_ids"]]
+    if settings.align == "semantic":
+        return losses.semantic_loss(out["memory_text"], texts, mask)
+    if settings.align == "framewise":
+        return losses.framewise_loss(out["frame_text"], texts, mask)
+    if settings.align == "contrastive":
+        valid = mask.nonzero()
+        pick = valid[torch.randperm(len(valid), generator=generator)[: settings.contrastive_pairs]]
+        b, t = pick[:, 0], pick[:, 1]
+        return losses.contrastive_loss(
+            out["memory_text"][b, t], texts[b, t], batch["memory_ids"][b, t], settings.temperature
+        )
+    return out["actions"].sum() * 0.0
+
+
+def bc_loss(out: dict, batch: dict) -> Any:
+    """Mean absolute error over the real rows of every real frame's chunk."""
+    mask = (batch["action_mask"] & batch["frame_mask"][..., None]).unsqueeze(-1).to(out["actions"].dtype)
+    return ((out["actions"] - batch["actions"]).abs() * mask).sum() / (mask.sum() * 7).clamp_min(1.0)
+
+
+def _trim_log(path: Path, step: int) -> None:
+    """Drop log rows past ``step`` (written after the checkpoint a resume starts from)."""
+    if not path.exists():
+        return
+    with path.open() as f:
+        rows = [r for r in csv.DictReader(f) if int(r["step"]) <= step]
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, LOG_FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def train(
+    settings: TrainSettings,
+    data_dir: Path,
+    out: Path,
+    *,
+    features_dir: Path | None = None,
+    events: RunEvents | None = None,
+    embedder: TextEmbedder | None = None,
+) -> dict[str, Any]:
+    """Train (or resume) into ``out``; returns ``{"step", "loss", "checkpoint"}`` of the last step."""
+    import time
+
+    import torch
+
+    from memobench.training.models import MemoryPolicy, PolicyConfig
+
+    events = events or RunEvents()
+    features_dir = features_dir or data_dir / "state-features"
+    if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
+        raise ValueError(f"{data_dir}: no demo files (*.hdf5) to train on")
+    existing = read_config(out)
+    if existing is not None:
+        check_resume(existing, settings)
+    prepare_features(data_dir, features_dir, events)
+    torch.manual_seed(settings.seed)
+    refs = index_demos(data_dir, features_dir)
+    embedder = embedder or make_embedder(settings.embedder)
+    policy_config = PolicyConfig(
+        settings.policy, STATE_DIM, embedder.dim, settings.hidden, settings.chunk, settings.window
+    )
+    net = MemoryPolicy(policy_config)
+    optimizer = torch.optim.AdamW(net.parameters(), lr=settings.lr)
+    cache = EmbeddingCache(embedder)
+    start = 0
+    folder = last_checkpoint(out)
+    if folder is not None:
+        load_weights(folder, net)
+        start = load_optimizer(folder, optimizer)
+        texts, table = load_texts(folder)
+        cache = EmbeddingCache(embedder, texts, table)
+    write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name})
+    log_path = out / "train_log.csv"
+    _trim_log(log_path, start)
+    writer = _tensorboard(out)
+    source = BatchSource(refs, settings.data_options(), settings.batch_size, settings.seed)
+    generator = torch.Generator().manual_seed(settings.seed)
+    last: dict[str, Any] = {"step": start, "loss": None, "checkpoint": str(folder) if folder else None}
+    events.jobs_started("training", settings.steps - start)
+    new_log = not log_path.exists()
+    try:
+        with log_path.open("a", newline="") as log:
+            csv_writer = csv.DictWriter(log, LOG_FIELDS)
+            if new_log:
+                csv_writer.writeheader()
+            for step in range(start, settings.steps):
+                began = time.perf_counter()
+                items = source.items(step)
+                prompt_ids = [cache.ids(it.prompts) for it in items]
+                memory_ids = [cache.ids(it.memory_texts) for it in items]
+                batch = collate(items, prompt_ids, memory_ids)
+                table = torch.from_numpy(cache.table)
+                generator.manual_seed(settings.seed * 1_000_003 + step)
+                net.train()
+                result = net(
+                    batch["states"],
+                    table[batch["prompt_ids"]],
+                    batch["times"],
+                    batch["frame_index"],
+                    batch["cue"],
+                    batch["cue_lengths"],
+                )
+                bc = bc_loss(result, batch)
+                align = alignment(settings, result, batch, table, generator)
+                loss = bc + settings.lam * align
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+                optimizer.step()
+                row = {
+                    "step": step + 1,
+                    "loss": round(loss.item(), 6),
+                    "bc": round(bc.item(), 6),
+                    "align": round(align.item(), 6),
+                    "seconds": round(time.perf_counter() - began, 4),
+                }
+                csv_writer.writerow(row)
+                if writer is not None:
+                    for key in ("loss", "bc", "align"):
+                        writer.add_scalar(f"train/{key}", row[key], step + 1)
+                if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps:
+                    log.flush()
+                    last["checkpoint"] = str(save_checkpoint(out, net, optimizer, step + 1, cache.texts, cache.table))
+                last.update(step=step + 1, loss=row["loss"])
+                events.job_finished(f"loss {row['loss']:.4f} (bc {row['bc']:.4f}, align {row['align']:.4f})")
+        events.jobs_ended()
+    finally:
+        source.close()
+        if writer is not None:
+            writer.close()
+    return last
+
+
+def _tensorboard(out: Path):
+    """A TensorBoard writer into ``out/tensorboard``, or None when tensorboard is not installed."""
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(out / "tensorboard"))

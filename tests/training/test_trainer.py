@@ -1,0 +1,82 @@
+"""``train``: it learns, logs, checkpoints in safetensors, resumes exactly, and refuses a changed setting."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the training tests need torch (pip install 'memobench[train]')")
+
+from tests.training.synthetic import write_dataset  # noqa: E402
+
+from memobench.training.checkpoint_files import last_checkpoint, load_texts  # noqa: E402
+from memobench.training.embedding import HashEmbedder  # noqa: E402
+from memobench.training.trainer import TrainSettings, train  # noqa: E402
+
+
+@pytest.fixture
+def data(tmp_path):
+    write_dataset(tmp_path / "data", tmp_path / "data" / "state-features")
+    return tmp_path / "data"
+
+
+def settings(**changes) -> TrainSettings:
+    base = dict(policy="bc-gru", align="contrastive", steps=6, batch_size=3, hidden=16, chunk=4, checkpoint_every=2)
+    return TrainSettings(**(base | {"embedder": "hash"} | changes))
+
+
+def weights(out):
+    from safetensors.torch import load_file
+
+    return load_file(last_checkpoint(out) / "model.safetensors")
+
+
+@pytest.mark.parametrize("policy", ["bc-mlp", "bc-gru", "bc-transformer"])
+@pytest.mark.parametrize("align", ["semantic", "contrastive", "framewise"])
+def test_every_policy_trains_with_every_loss(tmp_path, data, policy, align) -> None:
+    result = train(settings(policy=policy, align=align, steps=2), data, tmp_path / "out", embedder=HashEmbedder(8))
+    assert result["step"] == 2 and np.isfinite(result["loss"])
+    with (tmp_path / "out" / "train_log.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["step"]) for r in rows] == [1, 2] and float(rows[0]["align"]) > 0
+
+
+def test_loss_falls_on_a_small_dataset(tmp_path, data) -> None:
+    train(
+        settings(align="none", steps=60, lr=3e-3, chunk=1, checkpoint_every=60),
+        data,
+        tmp_path / "out",
+        embedder=HashEmbedder(8),
+    )
+    with (tmp_path / "out" / "train_log.csv").open() as f:
+        bc = [float(r["bc"]) for r in csv.DictReader(f)]
+    assert np.mean(bc[-10:]) < 0.75 * np.mean(bc[:10])
+
+
+def test_a_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path, data) -> None:
+    whole, split = tmp_path / "whole", tmp_path / "split"
+    train(settings(), data, whole, embedder=HashEmbedder(8))
+    train(settings(steps=4), data, split, embedder=HashEmbedder(8))  # "killed" after step 4
+    (split / "train_log.csv").open("a").write("5,9,9,9,0\n")  # a row written after the last checkpoint
+    result = train(settings(), data, split, embedder=HashEmbedder(8))
+    assert result["step"] == 6
+    a, b = weights(whole), weights(split)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    with (split / "train_log.csv").open() as f:
+        assert [int(r["step"]) for r in csv.DictReader(f)] == [1, 2, 3, 4, 5, 6]
+    texts, table = load_texts(last_checkpoint(split))
+    assert "do task 0" in texts and table.shape == (len(texts), 8)
+
+
+def test_resuming_with_another_setting_is_refused_naming_it(tmp_path, data) -> None:
+    train(settings(steps=2), data, tmp_path / "out", embedder=HashEmbedder(8))
+    with pytest.raises(ValueError, match="^align was 'contrastive' in this run folder, now 'semantic'"):
+        train(settings(steps=4, align="semantic"), data, tmp_path / "out", embedder=HashEmbedder(8))
+
+
+def test_an_empty_data_folder_is_refused(tmp_path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no demo files"):
+        train(settings(), tmp_path / "empty", tmp_path / "out", embedder=HashEmbedder(8))
