@@ -150,7 +150,7 @@ class MemoBenchEnv(gymnasium.Env):
 
     # -- helpers ---------------------------------------------------------------------------
     def _sim_for(self, plan: EpisodePlan) -> SimEnv:
-        env, _ = self._envs.get(self.task, plan.variant, plan.binding, self._renders)
+        env, _ = self._envs.get(self.task, plan.variant, plan.binding, self._renders, self.protocol.render_quality)
         if hasattr(self, "layout") and SceneLayout.of(env) != self.layout:
             raise RuntimeError(f"{self.task.id}: variant {plan.variant} has other objects than variant 0")
         return env
