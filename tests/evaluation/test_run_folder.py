@@ -87,7 +87,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "stabilization_steps": 10,
         "resize_size": 224,
         "resize_mode": "pad",
-        "render_quality": "reference",
+        "render_quality": "fast",
         "camera_size": 256,
         "memory_oracle": "coarse",
         "extra_pour_monitor_steps": 30,

@@ -122,7 +122,7 @@ def render_command(
     render_quality: Annotated[
         Literal["reference", "fast"],
         typer.Option(help="Camera meshes, as `eval --render-quality` (recorded in each file's attributes)."),
-    ] = "reference",
+    ] = "fast",
     execution: Execution,
 ) -> None:
     """Add camera images to every demo by replaying its stored states (identical to live frames)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.executors import run_jobs
+from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_events import RunEvents
 
 
@@ -169,7 +170,8 @@ def collect_dataset(
     _raise_failures(results)
     collections = [r.value for r in results]
     if image_size:
-        render_dataset([c.path for c in collections], image_size, cameras, execution, events)
+        quality = Protocol().render_quality  # the evaluation's default, so training frames match it
+        render_dataset([c.path for c in collections], image_size, cameras, execution, events, quality=quality)
     write_card(out, hdf5_card_inputs(out), fmt="hdf5", command=command)
     return collections
 
