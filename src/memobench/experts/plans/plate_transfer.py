@@ -23,17 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from memobench.experts.bowl_carry import set_down
+from memobench.experts.coffee_table import PLATE_TOP, grasp_height, half_height
 from memobench.experts.control import DOWN
 from memobench.experts.expert import Plan
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill, pick
 
-SOURCE, GOAL = "plate_1", "plate_2"
-# Half heights (origin over bottom) measured from the contacts of the packs resting on the
-# plate and on each other: butter 1.7 cm tall, cream cheese 1.8, chocolate pudding 2.7.
-HALF_HEIGHT = {"butter_1": 0.0085, "cream_cheese_1": 0.009, "chocolate_pudding_1": 0.013}
-PLATE_TOP = 0.0076  # the plate's top over its origin (butter-plate contact 0.4336, plate origin 0.426)
-GRASP_HEIGHT = -0.002  # grip site at the pack's centre, as in S01
+GOAL = "plate_2"
 LIFT = 0.15  # hand over the table's top after the grasp: the pack clears both plates
 RELEASE_MARGIN = 0.006  # pack's bottom over what it lands on when letting go
 RETREAT = 0.20  # hand over the table's top after letting go
@@ -70,8 +66,8 @@ def landing(held: str, items: tuple[str, ...]):
         top = plate[2] + PLATE_TOP
         for other in items:
             if other != held and on_goal(scene, other):
-                top = max(top, scene.pos(other)[2] + HALF_HEIGHT[other])
-        return np.array([plate[0], plate[1], top + RELEASE_MARGIN + HALF_HEIGHT[held]])
+                top = max(top, scene.pos(other)[2] + half_height(other))
+        return np.array([plate[0], plate[1], top + RELEASE_MARGIN + half_height(held)])
 
     return goal
 
@@ -93,4 +89,5 @@ class PlateTransferPlan(Plan):
         # A pack to move is covered only by one lying on it; that one is then free (and to move,
         # or already on plate 2 with this one under it: never seen, the packs are stacked there
         # only after the lower one arrived).
-        return pick((free or todo)[0], GRASP_HEIGHT, lift=LIFT, table_z=table)
+        item = (free or todo)[0]
+        return pick(item, grasp_height(item), lift=LIFT, table_z=table)
