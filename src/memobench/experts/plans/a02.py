@@ -1,8 +1,8 @@
 """A02 butter popcorn basket: the butter into the basket, then the popcorn.
 
 Memory: none; the plan is :mod:`memobench.experts.plans.basket_sequence`'s (its
-docstring derives why). Chance 1: the butter in the open basket and the popcorn still on
-the table are both in view, so the memoryless and the reactive expert do what the
+docstring derives why). Chance 1: what is left to do is in view (the butter, then the
+popcorn, still on the table), so the memoryless and the reactive expert do what the
 expert does.
 """
 

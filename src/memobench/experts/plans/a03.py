@@ -1,8 +1,8 @@
 """A03 cream pudding basket: the cream cheese into the basket, then the chocolate pudding.
 
 Memory: none; the plan is :mod:`memobench.experts.plans.basket_sequence`'s (its
-docstring derives why). Chance 1: the cream cheese in the open basket and the chocolate pudding still on
-the table are both in view, so the memoryless and the reactive expert do what the
+docstring derives why). Chance 1: what is left to do is in view (the cream cheese, then the
+chocolate pudding, still on the table), so the memoryless and the reactive expert do what the
 expert does.
 """
 

@@ -10,12 +10,14 @@ its bottom a few centimetres over the rim; it falls onto the basket's floor or o
 item already there.
 
 Memory: none. RoboMemArena's prompt for A01 ("... place tomato sauce into where cookies
-was placed") makes the second placement depend on the first, but where the first item
-went stays in view: it lies in the open basket. What is left to do is in view too (an
-item outside the basket), and the instruction names the order. The plan makes no choice
-the scene leaves open, so the expert, the memoryless and the reactive expert do the same
-thing. Chance 1 (the best memoryless strategy is the expert's): by MEMOBench's rule these
-tasks do not need memory.
+was placed") makes the second placement depend on the first, but the basket is the one
+place either item goes, and what is left to do is in view: an item still on the table
+goes into the basket; none left means done. Whether the item already in the basket can
+be seen over its 14.6 cm walls does not matter. The instruction names the order (and the
+order costs nothing: an item already in the basket when its stage comes up completes it
+at once). The plan makes no choice the scene leaves open, so the expert, the memoryless
+and the reactive expert do the same thing. Chance 1 (the best memoryless strategy is the
+expert's): by MEMOBench's rule these tasks do not need memory.
 """
 
 from __future__ import annotations
