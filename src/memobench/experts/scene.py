@@ -15,6 +15,10 @@ from memobench.sim.env import SimEnv
 from memobench.sim.world import WorldView
 
 GRIP_SITE = "gripper0_grip_site"
+# The collision box of the table a scene is built on: "table" (the kitchen table) or
+# "coffee_table". Its top is where objects rest (kitchen 0.90, coffee table 0.424: measured
+# from the contacts of objects standing on them).
+TABLE_GEOM_SUFFIX = "table_collision"
 
 
 class Scene:
@@ -40,6 +44,19 @@ class Scene:
         return float(q[0] - q[1])
 
     # -- objects and fixtures ----------------------------------------------------------------
+    def table_top(self) -> float:
+        """World z of the top of the table the scene is built on, read from its collision box.
+
+        Plans of scenes other than the kitchen's read it instead of
+        :data:`~memobench.experts.skills.TABLE_Z`: the coffee table's top is 0.48 m lower.
+        """
+        model = self._model
+        for geom in range(model.ngeom):
+            name = model.geom_id2name(geom) or ""
+            if name.endswith(TABLE_GEOM_SUFFIX):
+                return float(self._data.geom_xpos[geom][2] + model.geom_size[geom][2])
+        raise LookupError(f"no table in this scene (no geom named '*{TABLE_GEOM_SUFFIX}')")
+
     def pos(self, name: str) -> np.ndarray:
         """Position of an object, fixture or region site (its origin)."""
         return self.world.position(name)

@@ -195,14 +195,16 @@ def pick(
     lift: float = 0.15,
     rot: RotTarget = DOWN,
     offset: np.ndarray | None = None,
+    table_z: float = TABLE_Z,
 ) -> Chain:
-    """Grasp ``name`` from above at ``grasp_height`` over its origin, then lift it ``lift`` above the table."""
+    """Grasp ``name`` from above at ``grasp_height`` over its origin, then lift it ``lift`` above the table
+    (whose top is at ``table_z``: the kitchen table's unless given, :meth:`Scene.table_top`)."""
     return Chain(
         [
             MoveTo(above(name, approach, offset), rot, OPEN, tol=0.01, name="over"),
             MoveTo(above(name, grasp_height, offset), rot, OPEN, tol=0.006, max_speed=0.5, name="descend"),
             Grip(CLOSE, rot=rot, name="close"),
-            Rise(TABLE_Z + lift, rot, CLOSE, name="lift"),
+            Rise(table_z + lift, rot, CLOSE, name="lift"),
         ],
         name=f"pick {name}",
     )

@@ -17,7 +17,7 @@ from functools import cache
 
 from memobench.experts.expert import Plan
 
-_MODULE = re.compile(r"[tsop]\d\d")  # a plan module is named after its task's id prefix
+_MODULE = re.compile(r"[tsopa]\d\d")  # a plan module is named after its task's id prefix (A: the arena)
 
 
 class NoPlanError(KeyError):

@@ -1,0 +1,164 @@
+"""The arena's expert plans without a simulator: found by id, deciding from a fake scene.
+
+A fake scene holds object positions and what the hand holds; the plans read nothing
+else. Their stage tests (is this item where its stage wants it?) are checked against
+the task files' own predicates, evaluated on the same positions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memobench.core.expr import parse
+from memobench.core.predicates import compile_predicate
+from memobench.core.suite import Suite
+from memobench.experts.plans import basket_sequence, cabinet_transfer, plan_for, plans, plate_transfer
+
+ARENA_PLANS = [
+    "A01-cookies-tomato-basket",
+    "A02-butter-popcorn-basket",
+    "A03-cream-pudding-basket",
+    "A18-chocolate-butter-cabinet",
+    "A25-butter-cream",
+    "A26-chocolate-pudding-cream",
+]
+TABLE = 0.424
+
+
+class FakeScene:
+    """Positions by name, the held object; ``query`` answers the predicates' xy distance and offsets."""
+
+    def __init__(self, positions: dict[str, tuple[float, float, float]], held: str | None = None):
+        self.positions = {k: np.array(v, dtype=float) for k, v in positions.items()}
+        self.held = held
+
+    def pos(self, name: str) -> np.ndarray:
+        return self.positions[name]
+
+    def grasped(self, name: str) -> bool:
+        return name == self.held
+
+    def table_top(self) -> float:
+        return TABLE
+
+    def query(self, name: str, args: tuple[str, ...]) -> float:
+        a, b = (self.positions[n] for n in args)
+        if name == "distance":
+            return float(np.linalg.norm(a[:2] - b[:2]))
+        return float(a["xyz".index(name[-1])] - b["xyz".index(name[-1])])  # offset_x/y/z
+
+
+class NoChoices:
+    """A generator that fails the test when used: these plans leave no choice to chance."""
+
+    def integers(self, *args, **kwargs):
+        raise AssertionError("the plan drew a random choice")
+
+
+def decide(task_id: str, scene: FakeScene, mode: str = "expert"):
+    plan = plan_for(task_id)
+    plan.reactive = mode == "reactive"
+    return plan.next_skill(scene, {}, NoChoices())
+
+
+def test_the_arena_plans_are_found_by_id_and_name_arena_tasks():
+    arena = Suite.load(arena=True)
+    found = [task_id for task_id in plans() if task_id.startswith("A")]
+    assert found == ARENA_PLANS
+    for task_id in found:
+        assert arena.get(task_id).spec.suite == "arena"
+        assert type(plan_for(task_id)).task_id == task_id
+
+
+# -- A25 / A26: plate to plate ------------------------------------------------------------
+
+PLATES = {"plate_1": (-0.06, 0.17, 0.426), "plate_2": (-0.04, -0.17, 0.427)}
+
+
+@pytest.mark.parametrize("mode", ["expert", "reactive"])
+def test_plate_transfer_takes_the_top_pack_first_then_the_other(mode):
+    stacked = FakeScene({**PLATES, "butter_1": (-0.06, 0.17, 0.442), "cream_cheese_1": (-0.06, 0.17, 0.460)})
+    assert decide("A25-butter-cream", stacked, mode).name == "pick cream_cheese_1"
+    one_moved = FakeScene({**PLATES, "butter_1": (-0.06, 0.17, 0.442), "cream_cheese_1": (-0.04, -0.17, 0.444)})
+    assert decide("A25-butter-cream", one_moved, mode).name == "pick butter_1"
+    both = FakeScene({**PLATES, "cream_cheese_1": (-0.04, -0.17, 0.444), "butter_1": (-0.04, -0.17, 0.462)})
+    assert decide("A25-butter-cream", both, mode) is None
+
+
+def test_plate_transfer_stacks_the_held_pack_on_the_one_already_moved():
+    scene = FakeScene({**PLATES, "cream_cheese_1": (-0.04, -0.17, 0.444), "butter_1": (0.0, 0.0, 0.6)}, "butter_1")
+    assert decide("A25-butter-cream", scene).name == "set down butter_1"
+    goal = plate_transfer.landing("butter_1", ("butter_1", "cream_cheese_1"))(scene)
+    np.testing.assert_allclose(goal[:2], PLATES["plate_2"][:2])
+    top_of_cream_cheese = 0.444 + 0.009
+    assert goal[2] == pytest.approx(top_of_cream_cheese + plate_transfer.RELEASE_MARGIN + 0.0085)
+
+
+# -- A01-A03: into the basket ---------------------------------------------------------------
+
+BASKET = {"basket_1": (-0.055, 0.19, 0.419)}
+
+
+def test_basket_sequence_follows_the_instruction_order_and_stops_when_both_are_in():
+    start = FakeScene({**BASKET, "cookies_1": (-0.1, -0.12, 0.433), "tomato_sauce_1": (0.05, -0.2, 0.462)})
+    assert decide("A01-cookies-tomato-basket", start).name == "pick cookies_1"
+    half = FakeScene({**BASKET, "cookies_1": (-0.05, 0.19, 0.45), "tomato_sauce_1": (0.05, -0.2, 0.462)})
+    assert decide("A01-cookies-tomato-basket", half).name == "pick tomato_sauce_1"
+    held = FakeScene({**BASKET, "cookies_1": (-0.05, 0.19, 0.45), "tomato_sauce_1": (0, 0, 0.7)}, "tomato_sauce_1")
+    assert decide("A01-cookies-tomato-basket", held).name == "set down tomato_sauce_1"
+    done = FakeScene({**BASKET, "cookies_1": (-0.05, 0.19, 0.45), "tomato_sauce_1": (-0.06, 0.2, 0.49)})
+    assert decide("A01-cookies-tomato-basket", done) is None
+
+
+# -- A18: cabinet to cabinet ----------------------------------------------------------------
+
+CABINETS = {
+    "wooden_cabinet_1": (-0.02, 0.3, 0.441),
+    "wooden_cabinet_2": (-0.02, -0.3, 0.441),
+    "wooden_cabinet_2_top_side": (-0.017, -0.284, 0.663),
+}
+
+
+def test_cabinet_transfer_gives_each_item_its_own_slot_inside_the_stage_region():
+    items = ("chocolate_pudding_1", "butter_1")
+    scene = FakeScene({**CABINETS, "chocolate_pudding_1": (0, 0, 0.8), "butter_1": (0, 0, 0.8)})
+    slots = [cabinet_transfer.slot(item, items)(scene) for item in items]
+    assert abs(slots[0][1] - slots[1][1]) == pytest.approx(cabinet_transfer.SLOT_SPACING)
+    for item, goal in zip(items, slots, strict=True):
+        scene.positions[item] = goal
+        assert cabinet_transfer.on_goal(scene, item)
+
+
+# -- the plans' stage tests against the task files' predicates -----------------------------
+
+# (task, the plan's test, the stage's target, the item, the fixed objects, the offsets sampled: a
+# box around the stage's region, half again as large)
+CASES = [
+    ("A25-butter-cream", plate_transfer.on_goal, "plate_2", "butter_1", PLATES, (0.09, -0.02, 0.15)),
+    ("A26-chocolate-pudding-cream", plate_transfer.on_goal, "plate_2", "cream_cheese_1", PLATES, (0.09, -0.02, 0.15)),
+    ("A02-butter-popcorn-basket", basket_sequence.in_basket, "basket_1", "popcorn_1", BASKET, (0.18, -0.08, 0.3)),
+    (
+        "A18-chocolate-butter-cabinet",
+        cabinet_transfer.on_goal,
+        "wooden_cabinet_2",
+        "butter_1",
+        CABINETS,
+        (0.22, 0, 0.35),
+    ),
+]
+
+
+@pytest.mark.parametrize(("task_id", "plan_test", "goal", "item", "fixed", "box"), CASES, ids=[c[0] for c in CASES])
+def test_a_plan_thinks_an_item_placed_exactly_when_its_stage_does(task_id, plan_test, goal, item, fixed, box):
+    task = Suite.load(arena=True).get(task_id)
+    stage = next(c for c in task.spec.checkpoints if item.rsplit("_", 1)[0].replace("_", "-") in c.id)
+    predicate = compile_predicate(parse(stage.predicate))
+    base = np.array(fixed[goal])
+    rng = np.random.default_rng(0)
+    agreements = 0
+    for offset in rng.uniform([-box[0], -box[0], box[1]], [box[0], box[0], box[2]], size=(400, 3)):
+        scene = FakeScene({**fixed, item: tuple(base + offset)})
+        assert plan_test(scene, item) == predicate.evaluate(scene), (task_id, offset)
+        agreements += plan_test(scene, item)
+    assert agreements > 40  # the sample reaches inside the stage's region, not only outside it
