@@ -10,6 +10,7 @@ another scene than the one recorded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,28 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
             )
         scenes.append(expected)
     return scenes
+
+
+def replay_envs(demos: Iterable[Demo], scenes: list[str], **env_kwargs: Any) -> Iterator[tuple[int, Demo, Any]]:
+    """``(i, demo, env)`` for each demo, ``env`` built from its scene and reset to its layout.
+
+    ``scenes`` is :func:`suite_scenes`'s list for ``demos``. One env is kept while consecutive
+    demos share a scene (building one costs seconds) and closed when the scene changes or the
+    iteration ends; ``env_kwargs`` go to :class:`~memobench.sim.env.SimEnv` (``render``,
+    ``render_quality``). Close the iterator (``contextlib.closing``) to close the env at once
+    when the caller stops early.
+    """
+    from memobench.sim.env import SimEnv
+
+    env, env_scene = None, None
+    try:
+        for i, (demo, bddl) in enumerate(zip(demos, scenes, strict=True)):
+            if bddl != env_scene:
+                if env is not None:
+                    env.close()
+                env, env_scene = SimEnv(bddl, **env_kwargs), bddl
+            env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+            yield i, demo, env
+    finally:
+        if env is not None:
+            env.close()

@@ -10,6 +10,7 @@ ones a camera would have shown live (tests/data check them bit for bit):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Callable
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memobench.data.demo_bddl import DemoFileError, suite_scenes
+from memobench.data.demo_bddl import DemoFileError, replay_envs, suite_scenes
 from memobench.data.demo_file import read_task_file
 from memobench.evaluation.protocol import Protocol
 from memobench.sim.render import resize_with_pad
@@ -61,8 +62,6 @@ def render_task_file(
     """
     import h5py
 
-    from memobench.sim.env import SimEnv
-
     unknown = [c for c in cameras if c not in IMAGE_KEYS]
     if unknown:
         raise ValueError(f"unknown camera(s) {', '.join(unknown)}; known: {', '.join(IMAGE_KEYS)}")
@@ -73,17 +72,11 @@ def render_task_file(
     scenes = suite_scenes(path, attrs, demos)
     partial = path.with_suffix(".hdf5.partial")
     shutil.copyfile(path, partial)
-    envs: dict[str, SimEnv] = {}
     drawn = 0
     try:
-        with h5py.File(partial, "a") as f:
-            for i, (demo, bddl) in enumerate(zip(demos, scenes, strict=True)):
-                if bddl not in envs:
-                    for old in envs.values():
-                        old.close()
-                    envs = {bddl: SimEnv(bddl, render=True, render_quality=quality)}
-                env = envs[bddl]
-                env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+        replays = replay_envs(demos, scenes, render=True, render_quality=quality)
+        with h5py.File(partial, "a") as f, contextlib.closing(replays):
+            for i, demo, env in replays:
                 group = f[f"data/demo_{i}"]
                 for prefix, key in (("obs", "states"), ("cue", "cue/states")):
                     for camera, frames in render_states(env, demo.arrays[key], cameras, size).items():
@@ -102,7 +95,5 @@ def render_task_file(
             f["data"].attrs["render_quality"] = quality
         os.replace(partial, path)
     finally:
-        for env in envs.values():
-            env.close()
         partial.unlink(missing_ok=True)
     return drawn

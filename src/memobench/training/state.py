@@ -14,6 +14,7 @@ The same function builds the vector from the live simulator at evaluation
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -98,9 +99,8 @@ def featurise_task_file(demo_file: Path, features_file: Path) -> int:
     import h5py
     import mujoco
 
-    from memobench.data.demo_bddl import suite_scenes
+    from memobench.data.demo_bddl import replay_envs, suite_scenes
     from memobench.data.demo_file import iter_demos, read_file_summary
-    from memobench.sim.env import SimEnv
     from memobench.sim.world import WorldView
 
     attrs, count = read_file_summary(demo_file)
@@ -108,17 +108,11 @@ def featurise_task_file(demo_file: Path, features_file: Path) -> int:
     scenes = suite_scenes(demo_file, attrs, headers)
     features_file.parent.mkdir(parents=True, exist_ok=True)
     partial = features_file.with_suffix(f".partial-{os.getpid()}")
-    envs: dict[str, SimEnv] = {}
     written = 0
     try:
-        with h5py.File(partial, "w") as out:
-            for i, (demo, bddl) in enumerate(zip(iter_demos(demo_file, images=False), scenes, strict=True)):
-                if bddl not in envs:
-                    for old in envs.values():
-                        old.close()
-                    envs = {bddl: SimEnv(bddl, render=False)}
-                env = envs[bddl]
-                env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+        replays = replay_envs(iter_demos(demo_file, images=False), scenes, render=False)
+        with h5py.File(partial, "w") as out, contextlib.closing(replays):
+            for i, demo, env in replays:
                 world = WorldView(env)
                 model, data = env.sim.model._model, env.sim.data._data
                 rows = []
@@ -134,7 +128,5 @@ def featurise_task_file(demo_file: Path, features_file: Path) -> int:
             )
         os.replace(partial, features_file)
     finally:
-        for env in envs.values():
-            env.close()
         partial.unlink(missing_ok=True)
     return written
