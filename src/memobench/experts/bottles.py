@@ -33,14 +33,18 @@ def _pick(bottle: str) -> Chain:
     return pick(bottle, GRASP[kind(bottle)], lift=LIFT)
 
 
-def stand_on(bottle: str, support: str, top: float, *, held: bool = False, carry: float = 0.06) -> Chain:
+def stand_on(
+    bottle: str, support: str, top: float, *, held: bool = False, carry: float = 0.06, margin: float = STAND_MARGIN
+) -> Chain:
     """(Pick and) stand ``bottle`` upright on ``support``, whose top is ``top`` over its origin.
 
-    ``carry``: the bottle's origin this much above its release point while carried over.
+    ``carry``: the bottle's origin this much above its release point while carried over;
+    ``margin``: its bottom this much over the support's top when let go (0 or less: set down
+    until it touches, the descent stalling there).
     """
 
     def goal(scene: Scene) -> np.ndarray:
-        return scene.pos(support) + np.array([0.0, 0.0, top + STAND_MARGIN + HALF[kind(bottle)]])
+        return scene.pos(support) + np.array([0.0, 0.0, top + margin + HALF[kind(bottle)]])
 
     parts = [] if held else [_pick(bottle)]
     return Chain(parts + [set_down(bottle, goal, DOWN, carry=carry)], name=f"{bottle} on {support}")

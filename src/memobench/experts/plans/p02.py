@@ -25,7 +25,12 @@ from memobench.experts.skills import TABLE_Z, Chain, Skill, pick
 
 BOTTLES = ("ketchup_1", "bbq_sauce_1", "orange_juice_1")
 BUTTER, BOWL, PLATE = "butter_1", "akita_black_bowl_1", "yellow_plate_1"
-PLATE_TOP = 0.016  # yellow plate's top over its origin
+# Yellow plate's top over its origin: 0.007 measured (plate origin 0.9025, a bottle standing
+# on it has its bottom at 0.909, the butter 0.910). It was 0.016, so bottles were let go
+# 1.7 cm up: they dropped and stood at full speed, but the slow expert's orange juice stuck
+# to the opening finger, was carried off and fell (4 of 20 slow-expert episodes never ended).
+PLATE_TOP = 0.007
+TOUCH = -0.003  # bottles are set down on the plate (descent stalls on touching) before letting go
 GRASP_HEIGHT = -0.002  # grip site at the butter's centre (1.7 cm tall), as in S01
 IN_BOWL = 0.068  # butter's origin over the bowl's when letting go: fingers above the rim (see P01)
 
@@ -68,6 +73,6 @@ class ClearAndServePlan(Plan):
                 return put_back(scene, held[0])
             return clear()
         if held:  # a bottle in the hand: it goes on the plate
-            return stand_on(held[0], PLATE, PLATE_TOP, held=True)
+            return stand_on(held[0], PLATE, PLATE_TOP, held=True, margin=TOUCH)
         bottle = memory.get("serve") or self.choose(BOTTLES, rng)
-        return stand_on(bottle, PLATE, PLATE_TOP)
+        return stand_on(bottle, PLATE, PLATE_TOP, margin=TOUCH)
