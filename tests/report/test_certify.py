@@ -81,6 +81,15 @@ def test_rule(expert, slow, memoryless, reactive, chance, passed):
     assert c.verdict.startswith("pass" if passed else ("pending" if expert == (0, 0) else "fail:"))
 
 
+def test_a_chance_level_near_one_is_no_memory_needed_not_a_pass():
+    c = cert(chance=1.0, expert=(20, 20), slow=(20, 20), memoryless=(20, 20), reactive=(20, 20))
+    assert not c.passed and not c.problems and not c.memory_testable
+    assert c.verdict == "no memory needed: chance level 100% (the scene shows what is left to do)"
+    assert cert(chance=0.9, memoryless=(20, 20), reactive=(20, 20)).verdict.startswith("no memory needed")
+    assert cert(chance=0.89, memoryless=(0, 20), reactive=(0, 20)).passed  # 99% < 100%: the rule can fail
+    assert "1 need no memory" in certification_markdown([c], {"seed": 7, "episodes": 20})
+
+
 def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
     c = Certificate("O", "object", 0.5, {"expert": Rate(20, 20)})
     assert not c.passed and c.pending == ["expert-slow", "expert-memoryless", "expert-reactive"]

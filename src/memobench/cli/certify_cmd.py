@@ -157,7 +157,15 @@ def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, se
     for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
-        verdict = "[green]pass" if c.passed else "[red]FAIL" if c.problems else "[yellow]pending"
+        verdict = (
+            "[green]pass"
+            if c.passed
+            else "[red]FAIL"
+            if c.problems
+            else "[yellow]pending"
+            if c.pending
+            else "[cyan]no memory needed"
+        )
         table.add_row(
             c.task_id, c.memory_type, *(f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES), f"{c.chance:.1%}", verdict
         )

@@ -120,17 +120,29 @@ class Certificate:
         return [p for p in BLIND if (v := self.p_above_chance(p)) is not None and v < LOW_CHANCE_P]
 
     @property
+    def memory_testable(self) -> bool:
+        """Whether the rule can show that the task needs memory: a chance level within
+        :data:`MEMORYLESS_MARGIN` of 1 lets any memoryless rate through (RoboMemArena tasks
+        whose scene shows what is left to do have chance 1)."""
+        return self.chance + MEMORYLESS_MARGIN < 1 - 1e-9
+
+    @property
     def passed(self) -> bool:
-        return not self.problems and not self.pending
+        """Certified to need memory: every policy ran, none breaks the rule, and the rule could fail."""
+        return not self.problems and not self.pending and self.memory_testable
 
     @property
     def verdict(self) -> str:
-        """``pass``, ``fail: <problems>`` or ``pending: <policies> not run yet`` (a failure
-        already seen is reported first: more episodes cannot undo it for the solvers)."""
+        """``pass``, ``fail: <problems>``, ``pending: <policies> not run yet`` (a failure
+        already seen is reported first: more episodes cannot undo it for the solvers) or
+        ``no memory needed: ...`` (the experts pass, but the chance level leaves the
+        memoryless baselines nothing to fail: solvable by acting on what is in view)."""
         if self.problems:
             return "fail: " + "; ".join(self.problems)
         if self.pending:
             return "pending: " + ", ".join(SHORT[p] for p in self.pending) + " not run yet"
+        if not self.memory_testable:
+            return f"no memory needed: chance level {self.chance:.0%} (the scene shows what is left to do)"
         return "pass"
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,6 +241,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
     """The certification table as Markdown (``docs/certification.md``), with the rule and settings."""
     passed = sum(c.passed for c in certs)
     pending = sum(bool(c.pending) and not c.problems for c in certs)
+    memoryless_ok = sum(c.verdict.startswith("no memory needed") for c in certs)
     seed, episodes = meta.get("seed", 0), meta.get("episodes", 1)
     blind = meta.get("memoryless_episodes", episodes)
     lines = [
@@ -259,7 +272,13 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "docs/protocol.md).",
         "",
         f"**{passed}/{len(certs)} tasks pass.**"
-        + (f" {pending} pending: not every policy has run on them yet." if pending else ""),
+        + (f" {pending} pending: not every policy has run on them yet." if pending else "")
+        + (
+            f" {memoryless_ok} need no memory: the experts solve them, and their chance level is within "
+            f"{MEMORYLESS_MARGIN * 100:.0f} points of 100%, so no memoryless baseline can fail the rule."
+            if memoryless_ok
+            else ""
+        ),
         "",
         *_low_chance_lines(certs),
         "| task | memory | expert | slow | memoryless | reactive | chance | p(luck) m / r | verdict "
