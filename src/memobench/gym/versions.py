@@ -38,7 +38,7 @@ SPEC_VERSIONS: dict[str, tuple[str, ...]] = {
     "O04-cued-carton-row": ("9310a4baeffac320",),
     "O05-cued-mug": ("d765130b156c7a90",),
     "P01-assembly": ("ce4cde07bfeb7a2e",),
-    "P02-clear-and-serve": ("b48c3c5bf8ed5724",),
+    "P02-clear-and-serve": ("b48c3c5bf8ed5724", "9b3b2d572e2e3468"),
     "P03-discard-then-plate": ("27dcf710ea2029d5",),
     "P04-stack-in-order": ("ab1994ed7cf1e0b5",),
     "P05-buffered-swap": ("042e042fe1700f38",),
