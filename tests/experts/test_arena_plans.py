@@ -20,6 +20,10 @@ ARENA_PLANS = [
     "A02-butter-popcorn-basket",
     "A03-cream-pudding-basket",
     "A18-chocolate-butter-cabinet",
+    "A20-cookies-chocolate-microwave",
+    "A21-butter-chocolate-microwave",
+    "A23-cream-popcorn-microwave",
+    "A24-cookies-popcorn-microwave",
     "A25-butter-cream",
     "A26-chocolate-pudding-cream",
 ]

@@ -1,0 +1,15 @@
+"""A20 cookies chocolate microwave: open the microwave, the cookies in, then the chocolate pudding where they went.
+
+Memory: none; the plan is :mod:`memobench.experts.plans.arena_microwave`'s (its
+docstring derives why). Chance 1: the door stays open and every pack still to go in lies
+on the table in view, so the memoryless and the reactive expert do what the expert does.
+"""
+
+from __future__ import annotations
+
+from memobench.experts.plans.arena_microwave import MicrowavePairPlan
+
+
+class CookiesChocolateMicrowavePlan(MicrowavePairPlan):
+    task_id = "A20-cookies-chocolate-microwave"
+    items = ("cookies_1", "chocolate_pudding_1")
