@@ -1,4 +1,4 @@
-"""The arena's microwave plans (A20, A21, A23, A24) without a simulator: decisions from a fake scene.
+"""The arena's microwave plans (A20-A24) without a simulator: decisions from a fake scene.
 
 The fake scene holds positions, what the hand holds and the door's hinge value; the plans
 read nothing else. The plan's "inside" test is checked against the task files' stage
@@ -101,3 +101,40 @@ def test_a_pack_the_plan_counts_inside_completes_its_stage(task_id):
             inside += 1
             assert predicate.evaluate(scene), offset
     assert inside > 20  # the sample reaches into the cavity
+
+
+# -- A22: two pours, set aside, cookies into the microwave ----------------------------------
+
+A22 = "A22-pour-tomato-cookies-microwave"
+ASIDE = {"coffee_table_set_aside_region": (0.0, -0.2, 0.424)}
+COOKIES = {"cookies_1": (0.05, -0.05, 0.433)}
+BOTTLE_START = {"tomato_sauce_1": (-0.15, 0.08, 0.462)}
+OVER_COOKIES = {"tomato_sauce_1": (0.005, -0.05, 0.60)}  # held at the pour spot, on the cookies' -x side
+
+
+def pours_then(memory: dict, mode: str = "expert", rng=None):
+    scene = FakeScene({**ASIDE, **COOKIES, **OVER_COOKIES}, held="tomato_sauce_1")
+    return decide(A22, scene, mode, memory, rng)
+
+
+def test_a22_picks_the_bottle_pours_twice_and_sets_it_aside():
+    memory: dict = {}
+    assert decide(A22, FakeScene({**ASIDE, **COOKIES, **BOTTLE_START}), memory=memory) == "pick tomato_sauce_1"
+    assert memory == {"pours": 0}
+    just_picked = FakeScene({**ASIDE, **COOKIES, "tomato_sauce_1": (-0.15, 0.08, 0.6)}, held="tomato_sauce_1")
+    assert decide(A22, just_picked, memory={"pours": 0}) == "pour tomato_sauce_1 over cookies_1"
+    assert pours_then({"pours": 1}) == "pour tomato_sauce_1 over cookies_1"
+    assert pours_then({"pours": 2}) == "set tomato_sauce_1 aside"
+
+
+def test_a22_after_the_bottle_is_set_aside_the_cookies_go_into_the_microwave():
+    aside = {**ASIDE, "tomato_sauce_1": (0.0, -0.2, 0.462)}
+    assert decide(A22, FakeScene({**aside, **COOKIES})) == "open microwave_1 wide"
+    assert decide(A22, FakeScene({**aside, **COOKIES}, door=OPEN)) == "pick cookies_1"
+    assert decide(A22, FakeScene({**aside, "cookies_1": IN_THE_BACK}, door=OPEN)) is None
+
+
+def test_a22_without_memory_guesses_pour_or_set_aside_and_the_reactive_expert_pours_again():
+    assert pours_then({}, "reactive") == "pour tomato_sauce_1 over cookies_1"
+    seen = {pours_then({}, "memoryless", np.random.default_rng(seed)) for seed in range(20)}
+    assert seen == {"pour tomato_sauce_1 over cookies_1", "set tomato_sauce_1 aside"}

@@ -22,6 +22,7 @@ ARENA_PLANS = [
     "A18-chocolate-butter-cabinet",
     "A20-cookies-chocolate-microwave",
     "A21-butter-chocolate-microwave",
+    "A22-pour-tomato-cookies-microwave",
     "A23-cream-popcorn-microwave",
     "A24-cookies-popcorn-microwave",
     "A25-butter-cream",

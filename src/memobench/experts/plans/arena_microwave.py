@@ -26,8 +26,7 @@ with the fingers closed and push it on: the first pack to the back, the second i
 it (:func:`put_inside`).
 
 This module is not a plan module itself (its name is no task prefix):
-:class:`MicrowavePairPlan` serves the four two-pack tasks; :func:`open_wide`, :func:`put_inside`
-and :func:`inside` serve any task that ends with a pack in the microwave (A22).
+:class:`MicrowavePairPlan` serves the four two-pack tasks; A22 uses its skills.
 
 Memory: none. What is left to do is in view: the door stays open (no task asks to close
 it), so a pack inside shows through the opening, and a pack on the table is still to go
