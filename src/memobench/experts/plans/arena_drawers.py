@@ -38,6 +38,8 @@ CARRY = 0.08  # the held item's origin this far over its release point while car
 RETREAT = 0.32  # hand over the table's top after letting go
 FLOOR_BELOW_SITE = 0.028  # a drawer's inner floor under its region site (measured: 0.530 vs 0.558)
 RELEASE_MARGIN = 0.012  # the held item's bottom over the drawer's floor when letting go
+HOME_XY = (-0.06, 0.0)  # the grip site's start position over the coffee table (measured) ...
+HOME_HEIGHT = 0.25  # ... and its height over the table's top
 SLOT_SPACING = 0.075  # x between two items' slots in one drawer (packs 4-6 cm wide once turned)
 # The stage rule: within 15 cm (xy) of the drawer's region site, -10 to +20 cm above it (task files).
 IN_DRAWER_RADIUS, IN_DRAWER_Z = 0.15, (-0.10, 0.20)
@@ -91,8 +93,23 @@ def put_in(scene: Scene, item: str, level: str, slot_x: float = 0.0) -> Skill:
 
 
 def take(scene: Scene, item: str) -> Skill:
-    """Pick ``item`` off the table and lift it over the drawers' walls."""
-    return pick(item, grasp_height(item), lift=LIFT, table_z=scene.table_top())
+    """Rise, go back to the start pose, then pick ``item`` off the table and lift it over the drawers' walls.
+
+    Straight from a drawer's handle (or from over an open drawer) to an item, turning from the
+    handle's pitched pose to pointing down on the way, the hand swept into the open drawer
+    and the wrist ran into its limit (measured, A17): from the start pose every item is a
+    short, straight reach.
+    """
+    table = scene.table_top()
+    home = np.array([HOME_XY[0], HOME_XY[1], table + HOME_HEIGHT])
+    return Chain(
+        [
+            Rise(table + HOME_HEIGHT, None, OPEN, max_steps=60, name="rise"),
+            MoveTo(home, DOWN, OPEN, tol=0.03, rot_tol=0.1, name="home"),
+            pick(item, grasp_height(item), lift=LIFT, table_z=table),
+        ],
+        name=f"take {item}",
+    )
 
 
 def open_levels(scene: Scene) -> list[str]:
