@@ -13,12 +13,17 @@ import pytest
 from memobench.core.expr import parse
 from memobench.core.predicates import compile_predicate
 from memobench.core.suite import Suite
-from memobench.experts.plans import basket_sequence, cabinet_transfer, plan_for, plans, plate_transfer
+from memobench.experts.plans import arena_drawers, basket_sequence, cabinet_transfer, plan_for, plans, plate_transfer
 
 ARENA_PLANS = [
     "A01-cookies-tomato-basket",
     "A02-butter-popcorn-basket",
     "A03-cream-pudding-basket",
+    "A11-cookies-top-butter-middle",
+    "A12-cookies-chocolate-middle-drawer",
+    "A13-butter-cookies-middle-drawer",
+    "A14-cookies-chocolate-drawers",
+    "A17-butter-chocolate-middle-drawer",
     "A18-chocolate-butter-cabinet",
     "A20-cookies-chocolate-microwave",
     "A21-butter-chocolate-microwave",
@@ -150,6 +155,14 @@ CASES = [
         "butter_1",
         CABINETS,
         (0.22, 0, 0.35),
+    ),
+    (
+        "A13-butter-cookies-middle-drawer",
+        lambda scene, item: arena_drawers.in_drawer(scene, item, "middle"),
+        "wooden_cabinet_1_middle_region",
+        "butter_1",
+        {"wooden_cabinet_1_middle_region": (-0.017, 0.153, 0.558)},
+        (0.22, -0.15, 0.3),
     ),
 ]
 
