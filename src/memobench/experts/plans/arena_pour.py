@@ -113,13 +113,14 @@ class ArenaPourPlan(Plan):
             return set_down(self.first, self.into_pan, DOWN, carry=0.08, retreat_z=table + RETREAT)
         if scene.grasped(self.bottle):
             spot = pour_spot(self.target, memory.get("offset", self.pour_offset(scene)))(scene)
+            # (the spot, not the count: the memoryless expert measures it again)
             if np.linalg.norm(scene.pos(self.bottle)[:2] - spot[:2]) >= OVER_TARGET:
                 return self.pour(scene, memory)
             if "pours" in memory:
                 again = memory["pours"] < POURS
             else:  # memoryless: the scene looks the same after every pour
                 again = self.choose((True, False), rng)
-            return self.pour(scene, memory) if again else self.put_away(table)
+            return self.pour(scene, memory) if again else self.put_away(scene)
         if self.after == "drainer" and in_drainer(scene, self.bottle):
             return None  # the bottle lies in the drainer: the last step is done
         if self.after == "start" and np.linalg.norm(scene.eef_pos() - (PARK + [0.0, 0.0, table])) < PARK_RADIUS:
@@ -127,9 +128,13 @@ class ArenaPourPlan(Plan):
         if self.first is not None and not in_pan(scene, self.first):
             return pick(self.first, grasp_height(self.first), lift=LIFT, table_z=table)
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it
-        return pick(self.bottle, GRASP[kind(self.bottle)], lift=LIFT, table_z=table)
+        return self.grasp(scene)
 
     # -- the skills --------------------------------------------------------------------
+    def grasp(self, scene: Scene) -> Skill:
+        """Pick the bottle from above and lift it (a plan may hold it another way)."""
+        return pick(self.bottle, GRASP[kind(self.bottle)], lift=LIFT, table_z=scene.table_top())
+
     def into_pan(self, scene: Scene) -> np.ndarray:
         """Where the held item's origin goes: on the pan's floor at its centre."""
         return scene.pos(PAN) + np.array([0.0, 0.0, PAN_FLOOR + half_height(self.first) + 0.01])
@@ -150,10 +155,10 @@ class ArenaPourPlan(Plan):
             memory["offset"] = self.pour_offset(scene)
         return Pour(self.bottle, self.target, offset=memory["offset"])
 
-    def put_away(self, table: float) -> Chain:
+    def put_away(self, scene: Scene) -> Skill:
         """Carry the held bottle into the drainer (let go over it) or back onto its start region
         (stood there, the hand parked after)."""
-        bottle = self.bottle
+        bottle, table = self.bottle, scene.table_top()
         rest = BELOW_GRIP[kind(bottle)] - GRASP[kind(bottle)]  # the origin over the bottom
         if self.after == "drainer":
 
