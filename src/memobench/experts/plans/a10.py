@@ -63,6 +63,9 @@ class PourWineBottleIntoMugPlan(ArenaPourPlan):
     def pour_offset(self, scene: Scene) -> np.ndarray:
         return pour_at(POUR_YAW)
 
+    def pour_xy(self) -> np.ndarray:
+        return pour_at(POUR_YAW)[:2]
+
     def pour(self, scene: Scene, memory: Memory) -> Pour:
         rot, axis = side_rot(POUR_YAW), approach(POUR_YAW)
         return Pour(BOTTLE, MUG, offset=pour_at(POUR_YAW), hand=rot, axis=axis, carry=CARRY_TILT)

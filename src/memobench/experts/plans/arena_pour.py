@@ -41,7 +41,7 @@ from memobench.experts.bowl_carry import set_down
 from memobench.experts.coffee_table import grasp_height, half_height
 from memobench.experts.control import CLOSE, DOWN, OPEN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.pouring import CARRY_TILT, Pour, hand_rot, pour_spot
+from memobench.experts.pouring import CARRY_TILT, Pour, hand_rot
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill, pick
 
@@ -53,6 +53,16 @@ DRAINER = "bowl_drainer_1"
 GRASP = {"tomato_sauce": 0.012, "milk": 0.045}
 BELOW_GRIP = {"tomato_sauce": 0.050, "milk": 0.115}
 LIFT = 0.25  # hand over the table's top after the grasp: a held bottle's bottom > 8 cm up
+# The top (or rim) over the origin, per class, of what a bottle is poured over or put into (collision
+# boxes on the coffee table; the mug's handle is lower than its rim; the pan's walls, not its handle).
+TOP = {
+    "cookies": 0.0095,
+    "butter": 0.0085,
+    "chocolate_pudding": 0.013,
+    "chefmate_8_frypan": 0.059,
+    "red_coffee_mug": 0.131,
+    "bowl_drainer": 0.138,
+}
 # The held bottle's bottom over the highest thing at the pour spot (target, pan walls, mug rim)
 # while pouring: tilted 0.6 rad, its lower corner dips ~2 cm under the upright bottom.
 POUR_CLEARANCE = 0.06
@@ -70,17 +80,9 @@ PAN_FLOOR = 0.008  # the pan's floor over its origin (its bottom)
 RETREAT = 0.30  # hand over the table's top after letting go
 
 
-def collision_top(scene: Scene, name: str) -> float:
-    """World z of the highest corner of ``name``'s collision boxes (its top, or its rim)."""
-    model, data = scene.env.sim.model, scene.env.sim.data
-    corners = np.array(np.meshgrid([-1, 1], [-1, 1], [-1, 1])).T.reshape(-1, 3)
-    top = -np.inf
-    for g in scene.body_geoms(f"{name}_main"):
-        if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
-            continue  # visual only
-        rot, size = data.geom_xmat[g].reshape(3, 3), model.geom_size[g]
-        top = max(top, float(np.max((data.geom_xpos[g] + (corners * size) @ rot.T)[:, 2])))
-    return top
+def top(scene: Scene, name: str) -> float:
+    """World z of the top (or rim) of ``name`` (:data:`TOP`)."""
+    return float(scene.pos(name)[2] + TOP[kind(name)])
 
 
 def in_pan(scene: Scene, item: str) -> bool:
@@ -112,9 +114,8 @@ class ArenaPourPlan(Plan):
         if self.first is not None and scene.grasped(self.first):
             return set_down(self.first, self.into_pan, DOWN, carry=0.08, retreat_z=table + RETREAT)
         if scene.grasped(self.bottle):
-            spot = pour_spot(self.target, memory.get("offset", self.pour_offset(scene)))(scene)
-            # (the spot, not the count: the memoryless expert measures it again)
-            if np.linalg.norm(scene.pos(self.bottle)[:2] - spot[:2]) >= OVER_TARGET:
+            spot = scene.pos(self.target)[:2] + self.pour_xy()
+            if np.linalg.norm(scene.pos(self.bottle)[:2] - spot) >= OVER_TARGET:
                 return self.pour(scene, memory)
             if "pours" in memory:
                 again = memory["pours"] < POURS
@@ -141,11 +142,15 @@ class ArenaPourPlan(Plan):
 
     def pour_offset(self, scene: Scene) -> np.ndarray:
         """The hand relative to the target's origin while pouring (see :data:`POUR_CLEARANCE`)."""
-        tops = [collision_top(scene, self.target)]
+        tops = [top(scene, self.target)]
         if self.first is not None:  # the target lies in the pan: clear its walls too
-            tops.append(collision_top(scene, PAN))
+            tops.append(top(scene, PAN))
         hand_z = max(tops) + BELOW_GRIP[kind(self.bottle)] + POUR_CLEARANCE
-        return np.array([0.0, POUR_Y, hand_z - scene.pos(self.target)[2]])
+        return np.array([*self.pour_xy(), hand_z - scene.pos(self.target)[2]])
+
+    def pour_xy(self) -> np.ndarray:
+        """The hand's xy relative to the target's origin while pouring: on its +y side."""
+        return np.array([0.0, POUR_Y])
 
     def pour(self, scene: Scene, memory: Memory) -> Pour:
         """A pour from the spot measured when the first pour started (kept: the same spot every pour).
@@ -163,8 +168,7 @@ class ArenaPourPlan(Plan):
         if self.after == "drainer":
 
             def goal(s: Scene) -> np.ndarray:
-                top = collision_top(s, DRAINER) + DROP_CLEARANCE + rest
-                return np.array([*s.pos(DRAINER)[:2], top])
+                return np.array([*s.pos(DRAINER)[:2], top(s, DRAINER) + DROP_CLEARANCE + rest])
 
         else:
             region = f"coffee_table_{kind(bottle)}_init_region"
