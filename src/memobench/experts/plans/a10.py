@@ -18,8 +18,8 @@ import numpy as np
 
 from memobench.experts.control import CLOSE, DOWN, OPEN
 from memobench.experts.expert import Memory
-from memobench.experts.plans.arena_pour import PARK, RETREAT, ArenaPourPlan
-from memobench.experts.pouring import POUR_TILT, Pour, hand_rot
+from memobench.experts.plans.arena_pour import PARK, RETREAT, SETTLE, ArenaPourPlan, SettledPour
+from memobench.experts.pouring import POUR_TILT, hand_rot
 from memobench.experts.scene import Scene
 from memobench.experts.side_grasp import approach, clearest_yaw, side_pick, side_rot
 from memobench.experts.skills import TABLE_Z, Chain, Grip, MoveTo, Rise, Skill
@@ -66,9 +66,9 @@ class PourWineBottleIntoMugPlan(ArenaPourPlan):
     def pour_xy(self) -> np.ndarray:
         return pour_at(POUR_YAW)[:2]
 
-    def pour(self, scene: Scene, memory: Memory) -> Pour:
+    def pour(self, scene: Scene, memory: Memory) -> SettledPour:
         rot, axis = side_rot(POUR_YAW), approach(POUR_YAW)
-        return Pour(BOTTLE, MUG, offset=pour_at(POUR_YAW), hand=rot, axis=axis, carry=CARRY_TILT)
+        return SettledPour(BOTTLE, MUG, offset=pour_at(POUR_YAW), hand=rot, axis=axis, carry=CARRY_TILT, settle=SETTLE)
 
     def put_away(self, scene: Scene) -> Skill:
         """Carry the bottle over its start region, stand it upright, set it down there, let go, park."""

@@ -41,7 +41,7 @@ from memobench.experts.bowl_carry import set_down
 from memobench.experts.coffee_table import grasp_height, half_height
 from memobench.experts.control import CLOSE, DOWN, OPEN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.pouring import CARRY_TILT, Pour, hand_rot
+from memobench.experts.pouring import CARRY_TILT, Pour, hand_rot, pour_spot, servo
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Chain, Grip, MoveTo, Rise, Skill, pick
 
@@ -67,6 +67,7 @@ TOP = {
 # while pouring: tilted 0.6 rad, its lower corner dips ~2 cm under the upright bottom.
 POUR_CLEARANCE = 0.06
 POUR_Y = 0.045  # hand on the target's +y side: the tilt tips the bottle's top toward -y
+SETTLE = 5  # steps the bottle is held still after a pour (SettledPour): the arena's 5 baseline samples
 OVER_TARGET = 0.06  # m, xy: the held bottle is "at the target" within this of the pour spot
 POURS = 2
 CARRY = 0.10  # the bottle's origin over its goal while carried there
@@ -78,6 +79,34 @@ DROP_CLEARANCE = 0.03  # the bottle's bottom over the drainer's top when letting
 IN_PAN_XY = 0.07  # an item lies in the pan within this of its centre (its floor is ~14 cm across)
 PAN_FLOOR = 0.008  # the pan's floor over its origin (its bottom)
 RETREAT = 0.30  # hand over the table's top after letting go
+
+
+class SettledPour(Pour):
+    """A :class:`~memobench.experts.pouring.Pour` that ends holding the bottle still at the carry
+    tilt for :data:`SETTLE` steps.
+
+    The arena's pour rule takes each stage's baseline as the median of the stage's first five
+    tilts, the stage starting on the step the previous pour completed. Tipping again at once put
+    those samples on the way down: the baseline landed mid-pour, and a pour went uncounted or one
+    was counted early (a reactive third pour once passed unseen). Settled, the next pour still
+    completes ~24 steps after the previous one, inside the 30-step extra-pour monitor.
+    """
+
+    def __init__(self, *args, settle: int = 0, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.settle, self.settled = settle, 0
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if self.phase != "settle":
+            action = super().step(scene)
+            if action is not None or not self.succeeded:
+                return action
+            self.finished, self.phase = False, "settle"  # tipped and back: now hold still
+        if self.settled >= self.settle or not scene.grasped(self.obj):
+            return self.finish(scene.grasped(self.obj))
+        self.settled += 1
+        spot = pour_spot(self.target, self.offset)(scene)
+        return servo(scene, spot, hand_rot(self.carry, self.hand, self.axis), CLOSE)
 
 
 def top(scene: Scene, name: str) -> float:
@@ -158,7 +187,7 @@ class ArenaPourPlan(Plan):
         The spot is scene geometry, not a count: the memoryless expert measures it again."""
         if "offset" not in memory:
             memory["offset"] = self.pour_offset(scene)
-        return Pour(self.bottle, self.target, offset=memory["offset"])
+        return SettledPour(self.bottle, self.target, offset=memory["offset"], settle=SETTLE)
 
     def put_away(self, scene: Scene) -> Skill:
         """Carry the held bottle into the drainer (let go over it) or back onto its start region
