@@ -13,16 +13,32 @@ import pytest
 from memobench.core.expr import parse
 from memobench.core.predicates import compile_predicate
 from memobench.core.suite import Suite
-from memobench.experts.plans import arena_drawers, basket_sequence, cabinet_transfer, plan_for, plans, plate_transfer
+from memobench.experts.plans import (
+    arena_drawers,
+    arena_pour,
+    basket_sequence,
+    cabinet_transfer,
+    plan_for,
+    plans,
+    plate_transfer,
+)
+from memobench.experts.pouring import Pour
 
 ARENA_PLANS = [
     "A01-cookies-tomato-basket",
     "A02-butter-popcorn-basket",
     "A03-cream-pudding-basket",
+    "A06-pour-tomato-sauce-into-bowl-drainer",
+    "A07-pour-tomato-sauce-into-frypan",
+    "A08-pick-chocolate-in-frypan-pour-tomato-sauce-twice",
+    "A09-pick-butter-in-frypan-pour-tomato-sauce-twice-and-place-tomato-sauce-in-bowl-drainer",
+    "A10-pour-wine-bottle-into-mug",
     "A11-cookies-top-butter-middle",
     "A12-cookies-chocolate-middle-drawer",
     "A13-butter-cookies-middle-drawer",
     "A14-cookies-chocolate-drawers",
+    "A15-butter-milk-frypan",
+    "A16-pour-milk-in-red-coffee-mug-twice-and-place-milk-in-bowl-drainer",
     "A17-butter-chocolate-middle-drawer",
     "A18-chocolate-butter-cabinet",
     "A20-cookies-chocolate-microwave",
@@ -138,6 +154,93 @@ def test_cabinet_transfer_gives_each_item_its_own_slot_inside_the_stage_region()
     for item, goal in zip(items, slots, strict=True):
         scene.positions[item] = goal
         assert cabinet_transfer.on_goal(scene, item)
+
+
+# -- A06-A10, A15, A16: pour twice ---------------------------------------------------------
+
+A06 = "A06-pour-tomato-sauce-into-bowl-drainer"
+A08 = "A08-pick-chocolate-in-frypan-pour-tomato-sauce-twice"
+A15 = "A15-butter-milk-frypan"
+POUR_SCENE = {
+    "bowl_drainer_1": (0.05, 0.25, 0.43),
+    "cookies_1": (-0.05, -0.05, 0.433),
+    "chefmate_8_frypan_1": (-0.05, -0.25, 0.423),
+    "coffee_table_milk_init_region": (-0.12, 0.14, 0.424),
+}
+
+
+class HandScene(FakeScene):
+    """A fake scene with a hand position (where a finished set-down parks it, or anywhere)."""
+
+    def __init__(self, positions, held=None, hand=(0.0, 0.0, 0.7)):
+        super().__init__(positions, held)
+        self.hand = np.array(hand, dtype=float)
+
+    def eef_pos(self) -> np.ndarray:
+        return self.hand
+
+
+def over_target(task_id: str, bottle: str, target: str, held: bool = True) -> HandScene:
+    """The bottle held (or standing) at the pour spot over ``target``."""
+    plan = plan_for(task_id)
+    spot = np.array(POUR_SCENE.get(target, (-0.15, -0.25, 0.44)))
+    xy = spot[:2] + plan.pour_xy()
+    return HandScene({**POUR_SCENE, target: tuple(spot), bottle: (*xy, 0.58)}, bottle if held else None)
+
+
+def test_a_pour_plan_counts_its_pours_and_puts_the_bottle_away_after_the_second():
+    plan = plan_for(A06)
+    scene = over_target(A06, "tomato_sauce_1", "cookies_1")
+    memory = {"pours": 0}
+    for done in (1, 2):
+        assert isinstance(plan.next_skill(scene, memory, NoChoices()), Pour)
+        finished = Pour("tomato_sauce_1", "cookies_1")
+        finished.finish(True)
+        plan.remember(finished, scene, memory)
+        assert memory["pours"] == done
+    assert plan.next_skill(scene, memory, NoChoices()).name == "put tomato_sauce_1 away"
+
+
+def test_a_pour_plan_pours_at_once_when_the_held_bottle_is_away_from_the_target():
+    scene = over_target(A06, "tomato_sauce_1", "cookies_1")
+    scene.positions["tomato_sauce_1"] = np.array([-0.12, 0.12, 0.68])  # just lifted from its start
+    assert isinstance(plan_for(A06).next_skill(scene, {}, NoChoices()), Pour)
+
+
+def test_without_its_count_a_pour_plan_guesses_and_the_reactive_one_pours_again():
+    scene = over_target(A06, "tomato_sauce_1", "cookies_1")
+    reactive = plan_for(A06)
+    reactive.reactive = True
+    assert isinstance(reactive.next_skill(scene, {}, NoChoices()), Pour)
+    picks = [plan_for(A06).next_skill(scene, {}, np.random.default_rng(seed)) for seed in range(20)]
+    pours = sum(isinstance(p, Pour) for p in picks)
+    assert 0 < pours < 20  # both "again" and "put it away" drawn
+    assert all(p.name == "put tomato_sauce_1 away" for p in picks if not isinstance(p, Pour))
+
+
+def test_a_pour_plan_puts_the_item_into_the_pan_before_it_picks_the_bottle():
+    bottle, item = "tomato_sauce_1", "chocolate_pudding_1"
+    start = HandScene({**POUR_SCENE, bottle: (-0.12, 0.14, 0.462), item: (-0.15, -0.02, 0.437)})
+    assert plan_for(A08).next_skill(start, {}, NoChoices()).name == f"pick {item}"
+    start.held = item
+    assert plan_for(A08).next_skill(start, {}, NoChoices()).name == f"set down {item}"
+    start.held, start.positions[item] = None, np.array([-0.05, -0.25, 0.45])  # in the pan
+    assert plan_for(A08).next_skill(start, {}, NoChoices()).name == f"pick {bottle}"
+
+
+def test_a_pour_plan_is_done_when_the_bottle_is_put_away():
+    in_drainer = HandScene({**POUR_SCENE, "tomato_sauce_1": (0.06, 0.24, 0.62)})
+    assert plan_for(A06).next_skill(in_drainer, {}, NoChoices()) is None
+    milk, butter_in_pan = (-0.12, 0.14, 0.494), (-0.05, -0.25, 0.44)
+    parked = HandScene({**POUR_SCENE, "milk_1": milk, "butter_1": butter_in_pan}, hand=arena_pour.PARK + [0, 0, TABLE])
+    assert plan_for(A15).next_skill(parked, {}, NoChoices()) is None
+    parked.hand = np.array([0.0, 0.0, 0.7])  # the same scene with the hand elsewhere: the start
+    assert plan_for(A15).next_skill(parked, {}, NoChoices()).name == "pick milk_1"
+
+
+@pytest.mark.parametrize("task_id", [t for t in ARENA_PLANS if isinstance(plan_for(t), arena_pour.ArenaPourPlan)])
+def test_a_pour_task_states_the_chance_of_guessing_the_count(task_id):
+    assert Suite.load(arena=True).get(task_id).spec.chance_level == pytest.approx(0.25)
 
 
 # -- the plans' stage tests against the task files' predicates -----------------------------
