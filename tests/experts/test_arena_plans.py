@@ -13,6 +13,7 @@ import pytest
 from memobench.core.expr import parse
 from memobench.core.predicates import compile_predicate
 from memobench.core.suite import Suite
+from memobench.evaluation.protocol import ROBOMEMARENA_DEFAULTS, Protocol
 from memobench.experts.plans import (
     arena_drawers,
     arena_pour,
@@ -239,8 +240,11 @@ def test_a_pour_plan_is_done_when_the_bottle_is_put_away():
 
 
 @pytest.mark.parametrize("task_id", [t for t in ARENA_PLANS if isinstance(plan_for(t), arena_pour.ArenaPourPlan)])
-def test_a_pour_task_states_the_chance_of_guessing_the_count(task_id):
-    assert Suite.load(arena=True).get(task_id).spec.chance_level == pytest.approx(0.25)
+def test_a_pour_task_needs_no_memory_while_the_extra_pour_monitor_is_short(task_id):
+    """Chance 1 rests on the 30-step extra-pour monitor of both protocols: a memoryless agent whose
+    pours each take longer is never seen pouring a third time. A longer monitor re-derives it."""
+    assert Suite.load(arena=True).get(task_id).spec.chance_level == 1.0
+    assert Protocol().extra_pour_monitor_steps == ROBOMEMARENA_DEFAULTS["extra_pour_monitor_steps"] == 30
 
 
 # -- the plans' stage tests against the task files' predicates -----------------------------

@@ -84,7 +84,7 @@ def test_rule(expert, slow, memoryless, reactive, chance, passed):
 def test_a_chance_level_near_one_is_no_memory_needed_not_a_pass():
     c = cert(chance=1.0, expert=(20, 20), slow=(20, 20), memoryless=(20, 20), reactive=(20, 20))
     assert not c.passed and not c.problems and not c.memory_testable
-    assert c.verdict == "no memory needed: chance level 100% (the scene shows what is left to do)"
+    assert c.verdict == "no memory needed: chance level 100% (the task file derives it)"
     assert cert(chance=0.9, memoryless=(20, 20), reactive=(20, 20)).verdict.startswith("no memory needed")
     assert cert(chance=0.89, memoryless=(0, 20), reactive=(0, 20)).passed  # 99% < 100%: the rule can fail
     assert "1 need no memory" in certification_markdown([c], {"seed": 7, "episodes": 20})

@@ -142,7 +142,7 @@ class Certificate:
         if self.pending:
             return "pending: " + ", ".join(SHORT[p] for p in self.pending) + " not run yet"
         if not self.memory_testable:
-            return f"no memory needed: chance level {self.chance:.0%} (the scene shows what is left to do)"
+            return f"no memory needed: chance level {self.chance:.0%} (the task file derives it)"
         return "pass"
 
     def to_dict(self) -> dict[str, Any]:
