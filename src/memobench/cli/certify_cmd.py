@@ -149,6 +149,14 @@ def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol) -> dict:
     }
 
 
+def _short_verdict(c) -> str:
+    if c.passed:
+        return "[green]pass"
+    if c.problems:
+        return "[red]FAIL"
+    return "[yellow]pending" if c.pending else "[cyan]no memory needed"
+
+
 def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, seed: int) -> None:
     table = Table(
         title=f"Certification (per task: {episodes} episodes of each expert, seeds {seed}.."
@@ -157,15 +165,7 @@ def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, se
     for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:
-        verdict = (
-            "[green]pass"
-            if c.passed
-            else "[red]FAIL"
-            if c.problems
-            else "[yellow]pending"
-            if c.pending
-            else "[cyan]no memory needed"
-        )
+        verdict = _short_verdict(c)
         table.add_row(
             c.task_id, c.memory_type, *(f"{c.rate(p).k}/{c.rate(p).n}" for p in POLICIES), f"{c.chance:.1%}", verdict
         )

@@ -122,8 +122,8 @@ class Certificate:
     @property
     def memory_testable(self) -> bool:
         """Whether the rule can show that the task needs memory: a chance level within
-        :data:`MEMORYLESS_MARGIN` of 1 lets any memoryless rate through (RoboMemArena tasks
-        whose scene shows what is left to do have chance 1)."""
+        :data:`MEMORYLESS_MARGIN` of 1 lets any memoryless rate through (most RoboMemArena
+        tasks: their task files derive chance 1)."""
         return self.chance + MEMORYLESS_MARGIN < 1 - 1e-9
 
     @property
@@ -136,7 +136,7 @@ class Certificate:
         """``pass``, ``fail: <problems>``, ``pending: <policies> not run yet`` (a failure
         already seen is reported first: more episodes cannot undo it for the solvers) or
         ``no memory needed: ...`` (the experts pass, but the chance level leaves the
-        memoryless baselines nothing to fail: solvable by acting on what is in view)."""
+        memoryless baselines nothing to fail: a memoryless strategy does as well)."""
         if self.problems:
             return "fail: " + "; ".join(self.problems)
         if self.pending:
