@@ -20,14 +20,15 @@ in first; the bottle standing where it started (hand not parked) is picked; a he
 away from the target is poured; a held bottle over the target is poured again or put away;
 the bottle in the drainer, or back at its start with the hand parked, is done.
 
-Chance (the best memoryless strategy's success rate): over the target, after a pour, the
-scene is the same whether one or two pours were made, so the agent chooses "pour again"
-with some probability p each time. Success needs "again" after the first pour and "put
-it away" after the second: p (1 - p) <= 1/4. Putting it away after one pour leaves one
-pour (the plan then ends: the bottle is put away); pouring a third time completes ~19
-steps after the second, inside the 30-step monitor (``extra_pour``). The memoryless
-expert guesses uniformly (1/4); the reactive one pours while the bottle is upright in the
-hand, a third time included (0).
+Chance at the expert's pace: over the target, after a pour, the scene is the same whether
+one or two pours were made, so the agent chooses "pour again" with some probability p each
+time. Success needs "again" after the first pour and "put it away" after the second:
+p (1 - p) <= 1/4. Putting it away after one pour leaves one pour (the plan then ends: the
+bottle is put away); pouring a third time completes ~19 steps after the second, inside the
+30-step monitor (``extra_pour``). The memoryless expert guesses uniformly (1/4); the
+reactive one pours while the bottle is upright in the hand, a third time included (0).
+But the best memoryless strategy pours slowly: a third pour taking more than 30 steps is
+never seen, so the task files state chance 1 (RoboMemArena's scoring needs no memory here).
 """
 
 from __future__ import annotations
