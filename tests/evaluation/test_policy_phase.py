@@ -6,9 +6,11 @@ import multiprocessing
 import os
 import threading
 
+import numpy as np
 import pytest
 
 from memobench.evaluation.policy_phase import CALLS, PolicyPhase
+from memobench.policies.adapter import AdapterGuard
 
 SPAWN = multiprocessing.get_context("spawn")
 
@@ -66,3 +68,39 @@ def test_the_parent_reads_the_call_a_dead_child_was_in() -> None:
     child.join(60)
     assert child.exitcode == 3
     assert phase.policy_call() == "infer_actions()"
+
+
+class EveryHook:
+    """An adapter with every optional hook the guard may call."""
+
+    def reset(self):
+        pass
+
+    def begin_episode(self, rng):
+        pass
+
+    def infer_actions(self, obs, prompt, resize_size):
+        return np.zeros((1, 7))
+
+    def observe(self, obs):
+        pass
+
+    def finished(self):
+        return False
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("timeout", [None, 30.0])
+def test_every_call_the_guard_makes_has_a_mark(timeout) -> None:
+    # finished() once had none: every worker episode that could end early became an adapter_error
+    phase = PolicyPhase(SPAWN)
+    guard = AdapterGuard(EveryHook(), timeout=timeout, mark=phase.call)
+    guard.reset()
+    guard.begin_episode(np.random.default_rng(0))
+    guard.observe({})
+    guard.infer({}, "prompt", 8)
+    assert guard.finished() is False
+    guard.close()
+    assert phase.policy_call() is None

@@ -31,6 +31,7 @@ CALLS = (
     "infer_actions()",
     "observe()",
     "close()",
+    "finished()",
 )
 
 _IN_FLIGHT, _LAST = 0, 1
