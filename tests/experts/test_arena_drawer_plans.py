@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.experts.arena_fakes import NoChoices
 
 from memobench.experts.drawers import CloseDrawer, OpenDrawer
 from memobench.experts.plans import plan_for
@@ -41,11 +42,6 @@ class DrawerScene:
 
     def table_top(self) -> float:
         return 0.424
-
-
-class NoChoices:
-    def integers(self, *args, **kwargs):
-        raise AssertionError("the plan drew a random choice")
 
 
 def decide(scene: DrawerScene, reactive: bool = False):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.experts.arena_fakes import NoChoices, query_positions
 
 from memobench.core.expr import parse
 from memobench.core.predicates import compile_predicate
@@ -70,17 +71,7 @@ class FakeScene:
         return TABLE
 
     def query(self, name: str, args: tuple[str, ...]) -> float:
-        a, b = (self.positions[n] for n in args)
-        if name == "distance":
-            return float(np.linalg.norm(a[:2] - b[:2]))
-        return float(a["xyz".index(name[-1])] - b["xyz".index(name[-1])])  # offset_x/y/z
-
-
-class NoChoices:
-    """A generator that fails the test when used: these plans leave no choice to chance."""
-
-    def integers(self, *args, **kwargs):
-        raise AssertionError("the plan drew a random choice")
+        return query_positions(self.positions, name, args)
 
 
 def decide(task_id: str, scene: FakeScene, mode: str = "expert"):
