@@ -4,7 +4,10 @@ A training item is one demo as a sequence of frames, one every ``stride`` contro
 random phase (the checkpoint policy is queried every ``--replan-steps``, 5 by default, and sees
 a frame at each query). Per frame ``t``:
 
-- ``state``: the state vector (:mod:`memobench.training.state`), read from the demo file's features file;
+- ``state``: in ``state`` mode the state vector (:mod:`memobench.data.state_features`), read from the demo
+  file's features file; in ``rgb`` mode the robot state (8), with both cameras' frames (``images``,
+  [F, 2, H, W, 3] uint8: agent view, wrist) as ``memobench data render`` stored them, reading only
+  the frames used;
 - the **prompt**: the instruction, or under oracle-memory training the exact prompt the harness gives
   under ``--memory-oracle`` (:func:`memobench.core.oracle.oracle_prompt` of the checkpoints completed
   before ``t``, at the text level);
@@ -13,7 +16,8 @@ a frame at each query). Per frame ``t``:
   (:func:`memobench.data.lerobot.current_checkpoints`, :func:`~memobench.data.lerobot.completed_mask`);
 - the **target**: ``actions[t : t + chunk]``, zero-padded past the demo's end, with a mask.
 
-The cue is the sequence of its robot states every ``stride`` frames. Shuffled-subgoal training
+The cue is the sequence of its robot states every ``stride`` frames (in ``rgb`` mode with the cue's
+rendered frames, ``cue_images``). Shuffled-subgoal training
 permutes, per demo, which checkpoint's text each checkpoint carries.
 
 Batch ``b`` draws its demos from ``numpy.random.SeedSequence([seed, b])``: a resumed run sees the
@@ -31,10 +35,12 @@ import numpy as np
 from memobench.core.oracle import oracle_prompt
 from memobench.data.demo_file import read_file_summary
 from memobench.data.lerobot import completed_mask, current_checkpoints
-from memobench.training.state import features_path
+from memobench.data.state_features import features_path
 
 TEXT_LEVELS = ("coarse", "intermediate", "fine")
 TIME_SCALE = 1200.0  # a frame's time input is its step / TIME_SCALE (the suite's shortest horizon)
+OBS_MODES = ("state", "rgb")
+CAMERA_KEYS = ("agentview_rgb", "eye_in_hand_rgb")  # data render's names, in the networks' camera order
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,11 @@ class DataOptions:
     text_level: str = "intermediate"
     oracle_memory: bool = False
     shuffle_subgoals: bool = False
+    obs: str = "state"
 
     def __post_init__(self) -> None:
+        if self.obs not in OBS_MODES:
+            raise ValueError(f"--obs must be one of {', '.join(OBS_MODES)}, not {self.obs!r}")
         if self.text_level not in TEXT_LEVELS:
             raise ValueError(f"text level must be one of {', '.join(TEXT_LEVELS)}, not {self.text_level!r}")
         if self.stride < 1 or self.chunk < 1:
@@ -65,6 +74,8 @@ class EpisodeItem:
     cue: np.ndarray  # [C, 8] float32
     prompts: list[str] = field(default_factory=list)  # [F]
     memory_texts: list[str] = field(default_factory=list)  # [F]
+    images: np.ndarray | None = None  # rgb mode: [F, 2, H, W, 3] uint8
+    cue_images: np.ndarray | None = None  # rgb mode: [C, 2, H, W, 3] uint8
 
 
 def episode_item(
@@ -76,8 +87,14 @@ def episode_item(
     options: DataOptions,
     phase: int = 0,
     permutation: np.ndarray | None = None,
+    cameras: tuple[Any, Any] | None = None,
+    cue_cameras: tuple[Any, Any] | None = None,
 ) -> EpisodeItem:
-    """The frames of one demo from ``phase`` on, every ``options.stride`` steps (see the module docstring)."""
+    """The frames of one demo from ``phase`` on, every ``options.stride`` steps (see the module docstring).
+
+    rgb mode: ``cameras`` and ``cue_cameras`` are the (agent view, wrist) frames [T, H, W, 3] of the
+    demo and of its cue, as arrays or h5py datasets (only the frames used are read).
+    """
     length = len(actions)
     if len(state) != length:
         raise ValueError(f"the features hold {len(state)} steps, the demo {length}: featurise it again")
@@ -95,6 +112,12 @@ def episode_item(
         prompts = [oracle_prompt(instruction, [t for t, d in zip(texts, row, strict=True) if d]) for row in done]
     else:
         prompts = [instruction] * len(steps)
+    images = cue_images = None
+    if options.obs == "rgb":
+        if cameras is None or cue_cameras is None:
+            raise ValueError("rgb mode needs both cameras' frames of the demo and its cue")
+        images = np.stack([np.asarray(c[steps]) for c in cameras], axis=1)
+        cue_images = np.stack([np.asarray(c[:: options.stride]) for c in cue_cameras], axis=1)
     return EpisodeItem(
         state=state[steps].astype(np.float32),
         steps=steps.astype(np.int64),
@@ -103,6 +126,8 @@ def episode_item(
         cue=np.asarray(cue_robot_states, np.float32)[:: options.stride],
         prompts=prompts,
         memory_texts=[texts[i] for i in active],
+        images=images,
+        cue_images=cue_images,
     )
 
 
@@ -125,8 +150,15 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
         "cue": np.zeros((batch, max(cue_len, 1), 8), np.float32),
         "cue_lengths": np.array([len(it.cue) for it in items], np.int64),
     }
+    if items[0].images is not None:
+        shape = items[0].images.shape[1:]  # cameras, H, W, 3
+        out["images"] = np.zeros((batch, frames, *shape), np.uint8)
+        out["cue_images"] = np.zeros((batch, max(cue_len, 1), *shape), np.uint8)
     for i, it in enumerate(items):
         n = len(it.steps)
+        if it.images is not None:
+            out["images"][i, :n] = it.images
+            out["cue_images"][i, : len(it.cue)] = it.cue_images
         out["states"][i, :n] = it.state
         out["times"][i, :n] = it.steps / TIME_SCALE
         out["frame_index"][i, :n] = np.arange(n)
@@ -160,6 +192,28 @@ def index_demos(data_dir: Path, features_dir: Path) -> list[DemoRef]:
     return refs
 
 
+def image_size(data_dir: Path) -> int:
+    """The side of the rendered frames of every ``*.hdf5`` in ``data_dir`` (rgb mode; they must agree).
+
+    Raises ValueError naming a file without both cameras' frames (not rendered) or with another size.
+    """
+    import h5py
+
+    sizes = {}
+    for path in sorted(data_dir.glob("*.hdf5")):
+        with h5py.File(path, "r") as f:
+            data = f["data"]
+            demos = [data[k] for k in data if k.startswith("demo_")]
+            if not demos:
+                continue
+            if not all(f"obs/{key}" in d for d in demos for key in CAMERA_KEYS):
+                raise ValueError(f"{path}: no camera frames for rgb mode: run memobench data render first")
+            sizes[path.name] = int(data.attrs.get("image_size", demos[0][f"obs/{CAMERA_KEYS[0]}"].shape[1]))
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"the demo files were rendered at different sizes ({sizes}): render them at one --size")
+    return next(iter(sizes.values()))
+
+
 class BatchSource:
     """Batch ``b``: ``batch_size`` demos drawn with replacement from ``refs`` by ``(seed, b)``; reads only those."""
 
@@ -180,10 +234,18 @@ class BatchSource:
         import json
 
         group = self._file(ref.demo_file)["data"][ref.name]
-        state = self._file(ref.features_file)[ref.name]["state"][()]
+        rgb = self.options.obs == "rgb"
+        state = group["robot_states"][()] if rgb else self._file(ref.features_file)[ref.name]["state"][()]
         checkpoints = json.loads(group.attrs["checkpoints"])
         phase = int(rng.integers(self.options.stride))
         permutation = rng.permutation(len(checkpoints)) if self.options.shuffle_subgoals else None
+        cameras = cue_cameras = None
+        if rgb:
+            cameras = tuple(group[f"obs/{key}"] for key in CAMERA_KEYS)
+            cue_cameras = tuple(
+                group[f"cue/{key}"] if f"cue/{key}" in group else np.zeros((0, *cameras[0].shape[1:]), np.uint8)
+                for key in CAMERA_KEYS
+            )
         return episode_item(
             group["actions"][()],
             state,
@@ -193,6 +255,8 @@ class BatchSource:
             self.options,
             phase=phase,
             permutation=permutation,
+            cameras=cameras,
+            cue_cameras=cue_cameras,
         )
 
     def items(self, b: int) -> list[EpisodeItem]:

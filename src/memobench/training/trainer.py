@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
 from memobench.evaluation.run_events import RunEvents
 from memobench.training.checkpoint_files import (
     last_checkpoint,
@@ -26,11 +27,10 @@ from memobench.training.checkpoint_files import (
     save_checkpoint,
     write_config,
 )
-from memobench.training.dataset import BatchSource, DataOptions, collate, index_demos
+from memobench.training.dataset import OBS_MODES, BatchSource, DataOptions, collate, image_size, index_demos
 from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
 from memobench.training.losses import ALIGN_LOSSES
 from memobench.training.models import POLICIES
-from memobench.training.state import STATE_DIM, features_current, features_path, featurise_task_file
 
 LOG_FIELDS = ("step", "loss", "bc", "align", "seconds")
 
@@ -64,8 +64,8 @@ class TrainSettings:
             raise ValueError(f"--policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.embedder not in EMBEDDERS:
             raise ValueError(f"unknown text embedder {self.embedder!r}; known: {', '.join(EMBEDDERS)}")
-        if self.obs != "state":
-            raise ValueError(f"observation mode {self.obs!r} is not trainable yet (only 'state')")
+        if self.obs not in OBS_MODES:
+            raise ValueError(f"--obs must be one of {', '.join(OBS_MODES)}, not {self.obs!r}")
         if self.align not in ALIGN_LOSSES:
             raise ValueError(f"--align must be one of {', '.join(ALIGN_LOSSES)}, not {self.align!r}")
         if self.steps < 1 or self.batch_size < 1 or self.checkpoint_every < 1:
@@ -74,14 +74,16 @@ class TrainSettings:
             raise ValueError("--lambda must be >= 0 and --temperature > 0")
 
     def data_options(self) -> DataOptions:
-        return DataOptions(self.stride, self.chunk, self.text_level, self.oracle_memory, self.shuffle_subgoals)
+        return DataOptions(
+            self.stride, self.chunk, self.text_level, self.oracle_memory, self.shuffle_subgoals, self.obs
+        )
 
     # what may change between a run and its resume: how long it runs and how often it saves
     RESUMABLE = ("steps", "checkpoint_every")
 
 
 def config_record(settings: TrainSettings, policy_config: dict[str, Any]) -> dict[str, Any]:
-    return {"settings": asdict(settings), "policy": policy_config, "state_dim": STATE_DIM}
+    return {"settings": asdict(settings), "policy": policy_config, "state_dim": policy_config["state_dim"]}
 
 
 def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
@@ -167,12 +169,21 @@ def train(
     existing = read_config(out)
     if existing is not None:
         check_resume(existing, settings)
-    prepare_features(data_dir, features_dir, events)
+    rgb = settings.obs == "rgb"
+    side = image_size(data_dir) if rgb else 0
+    if not rgb:
+        prepare_features(data_dir, features_dir, events)
     torch.manual_seed(settings.seed)
     refs = index_demos(data_dir, features_dir)
     embedder = embedder or make_embedder(settings.embedder)
     policy_config = PolicyConfig(
-        settings.policy, STATE_DIM, embedder.dim, settings.hidden, settings.chunk, settings.window
+        settings.policy,
+        ROBOT_DIM if rgb else STATE_DIM,  # rgb: the robot state beside the images
+        embedder.dim,
+        settings.hidden,
+        settings.chunk,
+        settings.window,
+        image_size=side,
     )
     net = MemoryPolicy(policy_config)
     optimizer = torch.optim.AdamW(net.parameters(), lr=settings.lr)
@@ -214,6 +225,8 @@ def train(
                     batch["frame_index"],
                     batch["cue"],
                     batch["cue_lengths"],
+                    batch.get("images"),
+                    batch.get("cue_images"),
                 )
                 bc = bc_loss(result, batch)
                 align = alignment(settings, result, batch, table, generator)
