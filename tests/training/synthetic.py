@@ -66,6 +66,7 @@ def write_dataset(
         attrs = {
             "task_id": path.stem,
             "instruction": f"do task {t}",
+            "family": "temporal",
             "spec_hash": f"h{t}",
             "total": sum(d.length for d in items),
         } | ({"image_size": image_size} if image_size else {})

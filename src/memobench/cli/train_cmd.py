@@ -12,7 +12,9 @@ from memobench.cli.common import fail
 
 def train_command(
     *,
-    data: Annotated[Path, typer.Option(help="A dataset folder written by `memobench collect`.")],
+    data: Annotated[
+        Path, typer.Option(help="A folder of `memobench collect` (HDF5) or of `memobench data export` (LeRobot v3.0).")
+    ],
     out: Annotated[Path, typer.Option(help="The training folder (config, checkpoint, logs); run again to resume.")],
     policy: Annotated[str, typer.Option(help="bc-mlp, bc-gru or bc-transformer.")] = "bc-gru",
     obs: Annotated[

@@ -214,10 +214,27 @@ def image_size(data_dir: Path) -> int:
     return next(iter(sizes.values()))
 
 
-class BatchSource:
-    """Batch ``b``: ``batch_size`` demos drawn with replacement from ``refs`` by ``(seed, b)``; reads only those."""
+@dataclass
+class RawDemo:
+    """One demo as a source reads it, before frames are picked (see :func:`episode_item`)."""
 
-    def __init__(self, refs: list[DemoRef], options: DataOptions, batch_size: int, seed: int) -> None:
+    actions: np.ndarray  # [T, 7]
+    state: np.ndarray  # [T, S]
+    cue: np.ndarray  # [C, 8]: the cue's robot states
+    checkpoints: list[dict[str, Any]]
+    instruction: str
+    cameras: tuple[Any, Any] | None = None  # rgb mode
+    cue_cameras: tuple[Any, Any] | None = None
+
+
+class BatchSource:
+    """Batch ``b``: ``batch_size`` demos drawn with replacement from ``refs`` by ``(seed, b)``; reads only those.
+
+    This one reads the HDF5 demo files (and, in state mode, their features files); a subclass
+    reads another layout by overriding :meth:`read` and draws the same batches from the same demos.
+    """
+
+    def __init__(self, refs: list, options: DataOptions, batch_size: int, seed: int) -> None:
         if not refs:
             raise ValueError("no demos to train on")
         self.refs, self.options, self.batch_size, self.seed = refs, options, batch_size, seed
@@ -230,15 +247,11 @@ class BatchSource:
             self._files[path] = h5py.File(path, "r")
         return self._files[path]
 
-    def item(self, ref: DemoRef, rng: np.random.Generator) -> EpisodeItem:
+    def read(self, ref: DemoRef) -> RawDemo:
         import json
 
         group = self._file(ref.demo_file)["data"][ref.name]
         rgb = self.options.obs == "rgb"
-        state = group["robot_states"][()] if rgb else self._file(ref.features_file)[ref.name]["state"][()]
-        checkpoints = json.loads(group.attrs["checkpoints"])
-        phase = int(rng.integers(self.options.stride))
-        permutation = rng.permutation(len(checkpoints)) if self.options.shuffle_subgoals else None
         cameras = cue_cameras = None
         if rgb:
             cameras = tuple(group[f"obs/{key}"] for key in CAMERA_KEYS)
@@ -246,17 +259,31 @@ class BatchSource:
                 group[f"cue/{key}"] if f"cue/{key}" in group else np.zeros((0, *cameras[0].shape[1:]), np.uint8)
                 for key in CAMERA_KEYS
             )
+        return RawDemo(
+            actions=group["actions"][()],
+            state=group["robot_states"][()] if rgb else self._file(ref.features_file)[ref.name]["state"][()],
+            cue=group["cue/robot_states"][()] if "cue/robot_states" in group else np.zeros((0, 8)),
+            checkpoints=json.loads(group.attrs["checkpoints"]),
+            instruction=ref.instruction,
+            cameras=cameras,
+            cue_cameras=cue_cameras,
+        )
+
+    def item(self, ref, rng: np.random.Generator) -> EpisodeItem:
+        raw = self.read(ref)
+        phase = int(rng.integers(self.options.stride))
+        permutation = rng.permutation(len(raw.checkpoints)) if self.options.shuffle_subgoals else None
         return episode_item(
-            group["actions"][()],
-            state,
-            group["cue/robot_states"][()] if "cue/robot_states" in group else np.zeros((0, 8)),
-            checkpoints,
-            ref.instruction,
+            raw.actions,
+            raw.state,
+            raw.cue,
+            raw.checkpoints,
+            raw.instruction,
             self.options,
             phase=phase,
             permutation=permutation,
-            cameras=cameras,
-            cue_cameras=cue_cameras,
+            cameras=raw.cameras,
+            cue_cameras=raw.cue_cameras,
         )
 
     def items(self, b: int) -> list[EpisodeItem]:

@@ -106,6 +106,32 @@ def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> N
     events.jobs_ended()
 
 
+def open_source(
+    settings: TrainSettings, data_dir: Path, features_dir: Path | None, events: RunEvents
+) -> tuple[BatchSource, int]:
+    """The batches of ``data_dir`` and the side of its frames (0 in state mode).
+
+    ``data_dir`` is a ``memobench collect`` folder (``*.hdf5``; state mode featurises what is not
+    cached in ``features_dir``, default ``DATA/state-features``) or a ``memobench data export``
+    LeRobot folder (``meta/info.json``; state mode), told apart by their layout.
+    """
+    from memobench.training.lerobot_source import LeRobotSource, is_lerobot_export
+
+    options = settings.data_options()
+    if data_dir.is_dir() and is_lerobot_export(data_dir):
+        return LeRobotSource(data_dir, options, settings.batch_size, settings.seed), 0
+    if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
+        raise ValueError(
+            f"{data_dir}: no demo files to train on (neither *.hdf5 of memobench collect "
+            "nor a LeRobot export's meta/info.json)"
+        )
+    features_dir = features_dir or data_dir / "state-features"
+    side = image_size(data_dir) if settings.obs == "rgb" else 0
+    if not side:
+        prepare_features(data_dir, features_dir, events)
+    return BatchSource(index_demos(data_dir, features_dir), options, settings.batch_size, settings.seed), side
+
+
 def alignment(settings: TrainSettings, out: dict, batch: dict, table, generator) -> Any:
     """The alignment loss of ``settings.align`` on one batch's outputs (0 for ``none``)."""
     import torch
@@ -163,18 +189,12 @@ def train(
     from memobench.training.models import MemoryPolicy, PolicyConfig
 
     events = events or RunEvents()
-    features_dir = features_dir or data_dir / "state-features"
-    if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
-        raise ValueError(f"{data_dir}: no demo files (*.hdf5) to train on")
     existing = read_config(out)
     if existing is not None:
         check_resume(existing, settings)
+    source, side = open_source(settings, data_dir, features_dir, events)
     rgb = settings.obs == "rgb"
-    side = image_size(data_dir) if rgb else 0
-    if not rgb:
-        prepare_features(data_dir, features_dir, events)
     torch.manual_seed(settings.seed)
-    refs = index_demos(data_dir, features_dir)
     embedder = embedder or make_embedder(settings.embedder)
     policy_config = PolicyConfig(
         settings.policy,
@@ -199,7 +219,6 @@ def train(
     log_path = out / "train_log.csv"
     _trim_log(log_path, start)
     writer = _tensorboard(out)
-    source = BatchSource(refs, settings.data_options(), settings.batch_size, settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
     last: dict[str, Any] = {"step": start, "loss": None, "checkpoint": str(folder) if folder else None}
     events.jobs_started("training", settings.steps - start)
