@@ -80,8 +80,47 @@ def test_an_export_without_the_environment_state_or_in_rgb_is_refused(tmp_path, 
     export_lerobot(data, tmp_path / "plain")
     with pytest.raises(ValueError, match="no observation.environment_state .* --environment-state$"):
         LeRobotSource(tmp_path / "plain", DataOptions(), 2, 0)
-    with pytest.raises(ValueError, match="trains in state mode only"):
+    with pytest.raises(ValueError, match="no videos of both cameras for rgb mode: render the demos, then export"):
         LeRobotSource(export, DataOptions(obs="rgb"), 2, 0)
+
+
+def smooth_frames(path, side: int) -> None:
+    """Replace a rendered file's random frames with flat ones whose grey level tells the frame (H.264 keeps those)."""
+    with h5py.File(path, "r+") as f:
+        for group in f["data"].values():
+            for prefix in ("obs", "cue"):
+                for camera, key in enumerate(("agentview_rgb", "eye_in_hand_rgb")):
+                    frames = group[f"{prefix}/{key}"]
+                    levels = (20 + 9 * np.arange(len(frames)) + 100 * camera + (60 if prefix == "cue" else 0)) % 230
+                    frames[...] = np.broadcast_to(levels[:, None, None, None], (len(frames), side, side, 3))
+
+
+def test_rgb_batches_from_the_export_videos_match_the_hdf5_frames(tmp_path) -> None:
+    data, side = tmp_path / "data", 16
+    write_dataset(data, data / "state-features", tasks=2, demos=2, image_size=side)
+    for path in data.glob("*.hdf5"):
+        smooth_frames(path, side)
+    export_lerobot(data, tmp_path / "lerobot")
+    options = DataOptions(stride=3, chunk=4, obs="rgb")
+    hdf5 = BatchSource(index_demos(data, data / "unused"), options, batch_size=3, seed=2)
+    lerobot = LeRobotSource(tmp_path / "lerobot", options, batch_size=3, seed=2)
+    for b in range(3):
+        for a, e in zip(hdf5.items(b), lerobot.items(b), strict=True):
+            for key in ("state", "steps", "actions", "action_mask", "cue"):
+                np.testing.assert_array_equal(getattr(a, key), getattr(e, key), err_msg=key)
+            for key in ("images", "cue_images"):
+                got, want = getattr(e, key).astype(float), getattr(a, key).astype(float)
+                assert got.shape == want.shape and np.abs(got - want).max(initial=0) <= 3, key  # lossy, same frames
+    hdf5.close()
+    result = train(
+        TrainSettings(policy="bc-gru", obs="rgb", steps=2, batch_size=2, hidden=16, embedder="hash"),
+        tmp_path / "lerobot",
+        tmp_path / "out",
+    )
+    assert (
+        result["step"] == 2
+        and json.loads((tmp_path / "out" / "config.json").read_text())["policy"]["image_size"] == side
+    )
 
 
 def test_the_command_detects_the_layout_and_refuses_anything_else(tmp_path, folders) -> None:

@@ -113,13 +113,15 @@ def open_source(
 
     ``data_dir`` is a ``memobench collect`` folder (``*.hdf5``; state mode featurises what is not
     cached in ``features_dir``, default ``DATA/state-features``) or a ``memobench data export``
-    LeRobot folder (``meta/info.json``; state mode), told apart by their layout.
+    LeRobot folder (``meta/info.json``; state mode needs its environment state, rgb its videos),
+    told apart by their layout.
     """
-    from memobench.training.lerobot_source import LeRobotSource, is_lerobot_export
+    from memobench.training.lerobot_source import LeRobotSource, export_image_size, is_lerobot_export
 
     options = settings.data_options()
     if data_dir.is_dir() and is_lerobot_export(data_dir):
-        return LeRobotSource(data_dir, options, settings.batch_size, settings.seed), 0
+        source = LeRobotSource(data_dir, options, settings.batch_size, settings.seed)
+        return source, export_image_size(data_dir) if settings.obs == "rgb" else 0
     if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
         raise ValueError(
             f"{data_dir}: no demo files to train on (neither *.hdf5 of memobench collect "
