@@ -138,3 +138,11 @@ def test_the_checkpoint_asks_for_images_at_the_trained_size_and_acts_as_the_netw
     policy.reset()
     with pytest.raises(ValueError, match=f"trained on {SIDE} px frames.*--resize-size {SIDE}$"):
         policy.infer_actions(obs(0, size=224), "do task 0", 224)
+
+
+def test_resuming_on_frames_of_another_size_is_refused(tmp_path, rendered) -> None:
+    train(settings(), rendered, tmp_path / "out", embedder=HashEmbedder(8))
+    other = tmp_path / "other"
+    write_dataset(other, tmp_path / "features", image_size=24)
+    with pytest.raises(ValueError, match="^the network's image_size was 16 in this run folder, now 24"):
+        train(settings(steps=4), other, tmp_path / "out", embedder=HashEmbedder(8))

@@ -94,6 +94,18 @@ def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
             raise ValueError(f"{key} was {old.get(key)!r} in this run folder, now {value!r}: use another --out")
 
 
+def check_network(existing: dict[str, Any], policy_config) -> None:
+    """Refuse to resume a run whose network the data would change (e.g. rgb frames rendered at another size)."""
+    from memobench.training.models import PolicyConfig
+
+    old = PolicyConfig(**existing.get("policy", {})).to_dict()  # a folder from before a field existed: its default
+    for key, value in policy_config.to_dict().items():
+        if old[key] != value:
+            raise ValueError(
+                f"the network's {key} was {old[key]!r} in this run folder, now {value!r}: use another --out"
+            )
+
+
 def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> None:
     """Featurise every demo file whose features are missing or stale (needs the simulator)."""
     stale = [p for p in sorted(data_dir.glob("*.hdf5")) if not features_current(p, features_path(features_dir, p))]
@@ -207,6 +219,8 @@ def train(
         settings.window,
         image_size=side,
     )
+    if existing is not None:
+        check_network(existing, policy_config)
     net = MemoryPolicy(policy_config)
     optimizer = torch.optim.AdamW(net.parameters(), lr=settings.lr)
     cache = EmbeddingCache(embedder)
