@@ -10,7 +10,10 @@ Baseline, in the same way: a process that only draws and collates the same
 batches (reading the demos, no network); each policy is given as a ratio to it, the number to
 compare across machines. Wall and CPU seconds (on a shared machine wall time includes waiting).
 
-    .venv/bin/python -m benchmarks.train_speed [--steps 30] [--threads 1]
+    .venv/bin/python -m benchmarks.train_speed [--steps 30] [--threads 1] [--obs rgb --image-size 64]
+
+``--obs rgb`` gives the demos random frames of both cameras (and the cue's) at ``--image-size``,
+where ``memobench data render`` stores them, and trains on those instead of the state vector.
 
 Run it as a module from the repository root: the synthetic demos come from the test fixtures.
 """
@@ -21,6 +24,7 @@ import argparse
 import csv
 import multiprocessing
 import resource
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -37,7 +41,7 @@ def wide_hash():
     return HashEmbedder(384)
 
 
-def measure(policy: str | None, data: str, out: str, steps: int, threads: int) -> dict:
+def measure(policy: str | None, data: str, out: str, steps: int, threads: int, obs: str = "state") -> dict:
     """Run in a fresh process: train ``policy`` (None: only draw and collate batches)."""
     import torch
 
@@ -47,7 +51,7 @@ def measure(policy: str | None, data: str, out: str, steps: int, threads: int) -
     from memobench.training.trainer import TrainSettings, train
 
     settings = TrainSettings(
-        policy=policy or "bc-mlp", align="contrastive", steps=steps, checkpoint_every=steps, embedder="hash"
+        policy=policy or "bc-mlp", obs=obs, align="contrastive", steps=steps, checkpoint_every=steps, embedder="hash"
     )
     start, cpu = time.perf_counter(), time.process_time()
     if policy is None:
@@ -79,17 +83,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30, help="optimiser steps per policy")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    parser.add_argument("--obs", choices=("state", "rgb"), default="state", help="observation mode")
+    parser.add_argument("--image-size", type=int, default=64, help="rgb: the frames' side in pixels")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="memobench-train-speed-"))
-    write_dataset(root / "data", root / "data" / "state-features", tasks=2, demos=10, length=360, cue=60)
-    base = in_fresh_process(None, str(root / "data"), "", args.steps, args.threads)
+    size = args.image_size if args.obs == "rgb" else 0
+    write_dataset(
+        root / "data", root / "data" / "state-features", tasks=2, demos=10, length=360, cue=60, image_size=size
+    )
+    base = in_fresh_process(None, str(root / "data"), "", args.steps, args.threads, args.obs)
     frames = base["frames"]  # every run draws the same batches (same seed)
-    print(f"{args.steps} batches of 8 demos, {frames} frames; torch threads {args.threads}")
+    mode = f"rgb {size} px" if size else "state"
+    print(f"{args.steps} batches of 8 demos, {frames} frames, {mode}; torch threads {args.threads}")
     print(f"{'':16} {'wall s':>8} {'cpu s':>8} {'frames/s':>9} {'x loader':>9} {'peak RSS MiB':>13} {'x loader':>9}")
     rows = [("loader only", base)]
-    for policy in POLICIES:
-        result = in_fresh_process(policy, str(root / "data"), str(root / policy), args.steps, args.threads)
-        rows.append((policy, result))
+    try:
+        for policy in POLICIES:
+            result = in_fresh_process(
+                policy, str(root / "data"), str(root / policy), args.steps, args.threads, args.obs
+            )
+            rows.append((policy, result))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     for name, r in rows:
         rate = frames / r["wall"]
         print(

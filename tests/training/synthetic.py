@@ -1,6 +1,6 @@
 """Tiny demo files in the layout ``memobench collect`` writes, with their state-features files.
 
-The features are what :func:`memobench.training.state.featurise_task_file` writes, but made up
+The features are what :func:`memobench.data.state_features.featurise_task_file` writes, but made up
 (each step's robot state, padded), so training tests need no simulator.
 """
 
@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 
 from memobench.data.demo_file import Demo, write_task_file
-from memobench.training.state import FEATURES_FORMAT, STATE_DIM, features_path
+from memobench.data.state_features import FEATURES_FORMAT, STATE_DIM, features_path
 
 CHECKPOINTS = [
     {
@@ -32,7 +32,8 @@ CHECKPOINTS = [
 ]
 
 
-def demo(length: int, key_frames: tuple[int | None, int | None], cue: int, seed: int) -> Demo:
+def demo(length: int, key_frames: tuple[int | None, int | None], cue: int, seed: int, image_size: int = 0) -> Demo:
+    """One demo; with ``image_size``, both cameras' frames of the demo and its cue, as ``data render`` adds them."""
     rng = np.random.default_rng(seed)
     checkpoints = [dict(cp, key_frame=k) for cp, k in zip(CHECKPOINTS, key_frames, strict=True)]
     robot = rng.standard_normal((length, 8)).astype(np.float32)
@@ -43,24 +44,32 @@ def demo(length: int, key_frames: tuple[int | None, int | None], cue: int, seed:
         "cue/states": rng.standard_normal((cue, 5)),
         "cue/robot_states": rng.standard_normal((cue, 8)).astype(np.float32),
     }
+    if image_size:
+        for prefix, count in (("obs", length), ("cue", cue)):
+            for key in ("agentview_rgb", "eye_in_hand_rgb"):
+                arrays[f"{prefix}/{key}"] = rng.integers(0, 256, (count, image_size, image_size, 3), dtype=np.uint8)
     attrs = {"seed": 1_000_000 + seed, "attempt": seed, "variant": 0, "binding": {}, "layout_seed": seed}
     return Demo(arrays, attrs | {"checkpoints": checkpoints, "policy_start": cue, "bddl": ""})
 
 
-def write_dataset(data: Path, features: Path, tasks: int = 2, demos: int = 2, length: int = 23, cue: int = 12) -> None:
+def write_dataset(
+    data: Path, features: Path, tasks: int = 2, demos: int = 2, length: int = 23, cue: int = 12, image_size: int = 0
+) -> None:
     """``tasks`` files of ``demos`` demos (``length`` + 7 per demo index + task index steps; the first demo
-    of each file has a ``cue``-frame cue) and their features."""
+    of each file has a ``cue``-frame cue) and their features; rendered at ``image_size`` px if given."""
     for t in range(tasks):
         path = data / f"T0{t + 1}-synthetic.hdf5"
         items = [
-            demo(length + 7 * i + t, (5 + i, 15 + i), cue=cue if i == 0 else 0, seed=10 * t + i) for i in range(demos)
+            demo(length + 7 * i + t, (5 + i, 15 + i), cue=cue if i == 0 else 0, seed=10 * t + i, image_size=image_size)
+            for i in range(demos)
         ]
         attrs = {
             "task_id": path.stem,
             "instruction": f"do task {t}",
+            "family": "temporal",
             "spec_hash": f"h{t}",
             "total": sum(d.length for d in items),
-        }
+        } | ({"image_size": image_size} if image_size else {})
         write_task_file(path, attrs, items)
         write_features(path, features_path(features, path), items, attrs)
 

@@ -13,11 +13,11 @@ torch = pytest.importorskip("torch", reason="the training tests need torch (pip 
 
 from tests.training.synthetic import write_dataset  # noqa: E402
 
+from memobench.data.state_features import STATE_DIM  # noqa: E402
 from memobench.policies.loader import policy_factory  # noqa: E402
 from memobench.training.checkpoint_policy import CheckpointPolicy  # noqa: E402
 from memobench.training.dataset import TIME_SCALE  # noqa: E402
 from memobench.training.embedding import HashEmbedder  # noqa: E402
-from memobench.training.state import STATE_DIM  # noqa: E402
 from memobench.training.trainer import TrainSettings, train  # noqa: E402
 
 

@@ -16,11 +16,11 @@ pytest.importorskip("torch", reason="the training tests need torch (pip install 
 from memobench.core.suite import Suite  # noqa: E402
 from memobench.data.collect import record_demo  # noqa: E402
 from memobench.data.demo_file import file_attrs, write_task_file  # noqa: E402
+from memobench.data.state_features import STATE_DIM, featurise_task_file  # noqa: E402
 from memobench.evaluation.protocol import Protocol, plan_episode  # noqa: E402
 from memobench.policies.adapter import AdapterGuard  # noqa: E402
 from memobench.sim.env import SimEnv  # noqa: E402
 from memobench.training.checkpoint_policy import SceneCopy  # noqa: E402
-from memobench.training.state import STATE_DIM, featurise_task_file  # noqa: E402
 
 pytestmark = pytest.mark.sim
 

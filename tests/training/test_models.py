@@ -84,7 +84,7 @@ def test_step_by_step_rollout_equals_the_sequence_forward(kind: str) -> None:
 
 
 def test_the_default_networks_are_small() -> None:
-    from memobench.training.state import STATE_DIM
+    from memobench.data.state_features import STATE_DIM
 
     sizes = {k: sum(p.numel() for p in MemoryPolicy(PolicyConfig(k, STATE_DIM, 384)).parameters()) for k in POLICIES}
     assert all(n < 1_000_000 for n in sizes.values()), sizes

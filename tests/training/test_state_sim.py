@@ -9,8 +9,8 @@ pytest.importorskip("torch", reason="the training tests need torch (pip install 
 gymnasium = pytest.importorskip("gymnasium")
 
 import memobench.gym  # noqa: E402, F401  (registers the ids)
+from memobench.data.state_features import MAX_OBJECTS, ROBOT_DIM, STATE_DIM, state_vector  # noqa: E402
 from memobench.sim.env import NOOP_ACTION  # noqa: E402
-from memobench.training.state import MAX_OBJECTS, ROBOT_DIM, STATE_DIM, state_vector  # noqa: E402
 
 pytestmark = pytest.mark.sim
 

@@ -44,7 +44,8 @@ def test_trains_then_resumes_to_more_steps(tmp_path, data) -> None:
         (["--policy", "bc-lstm"], "--policy must be one of bc-mlp, bc-gru, bc-transformer"),
         (["--align", "cosine"], "--align must be one of none, semantic, contrastive, framewise"),
         (["--text-level", "medium"], "text level must be one of coarse, intermediate, fine"),
-        (["--obs", "rgb"], "observation mode 'rgb' is not trainable yet"),
+        (["--obs", "depth"], "--obs must be one of state, rgb"),
+        (["--obs", "rgb"], "no camera frames for rgb mode: run memobench data render first"),
         (["--embedder", "bert"], "unknown text embedder 'bert'"),
     ],
 )

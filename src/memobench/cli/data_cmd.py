@@ -148,6 +148,16 @@ def export_command(
     folder: FolderArgument,
     out: Annotated[Path, typer.Option(help="Folder for the exported dataset (must not exist or be empty).")],
     fmt: Annotated[str, typer.Option("--format", help="Export format: lerobot (LeRobot dataset v3.0).")] = "lerobot",
+    environment_state: Annotated[
+        bool,
+        typer.Option(
+            help="Add observation.environment_state (visible object poses, fixture joints: what "
+            "`memobench train --obs state` needs; computed in the simulator where not cached)."
+        ),
+    ] = False,
+    features: Annotated[
+        Path | None, typer.Option(help="Where state features are cached (default FOLDER/state-features).")
+    ] = None,
 ) -> None:
     """Convert the HDF5 demos to a LeRobot dataset with per-frame memory annotations."""
     from memobench.data.card import hdf5_card_inputs, write_card
@@ -162,14 +172,18 @@ def export_command(
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
     try:
-        info = export_lerobot(folder, out)
+        info = export_lerobot(
+            folder, out, environment_state=(features or folder / "state-features") if environment_state else None
+        )
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
     write_card(
         out,
         hdf5_card_inputs(folder),
         fmt="lerobot",
-        command=f"memobench collect, then memobench data export {folder} --out {out}",
+        command=f"memobench collect, then memobench data export {folder} --out {out}"
+        + (" --environment-state" if environment_state else ""),
+        environment_state=environment_state,
     )
     videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
     Console().print(

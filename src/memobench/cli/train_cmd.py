@@ -1,4 +1,4 @@
-"""``memobench train``: a reference memory policy from the HDF5 demos (the ``train`` extra)."""
+"""``memobench train``: a reference memory policy from the demos (the ``train`` extra)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,14 @@ from memobench.cli.common import fail
 
 def train_command(
     *,
-    data: Annotated[Path, typer.Option(help="A dataset folder written by `memobench collect`.")],
+    data: Annotated[
+        Path, typer.Option(help="A folder of `memobench collect` (HDF5) or of `memobench data export` (LeRobot v3.0).")
+    ],
     out: Annotated[Path, typer.Option(help="The training folder (config, checkpoint, logs); run again to resume.")],
     policy: Annotated[str, typer.Option(help="bc-mlp, bc-gru or bc-transformer.")] = "bc-gru",
-    obs: Annotated[str, typer.Option(help="Observation mode (state; rgb is not trainable yet).")] = "state",
+    obs: Annotated[
+        str, typer.Option(help="Observation mode: state, or rgb (both cameras; demos from `memobench data render`).")
+    ] = "state",
     align: Annotated[str, typer.Option(help="Alignment loss: none, semantic, contrastive, framewise.")] = "none",
     lam: Annotated[float, typer.Option("--lambda", help="Weight of the alignment loss.")] = 0.1,
     temperature: Annotated[float, typer.Option(help="The contrastive loss's temperature.")] = 0.1,

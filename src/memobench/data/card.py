@@ -34,9 +34,20 @@ checkpoint count, `memory.num_checkpoints` real ones); `memory.checkpoint_index`
 `memory.binding` the episode's binding (JSON). Episode rows also carry `memobench/task_id`,
 `memobench/seed` and `memobench/checkpoints` (JSON). See `memobench/data/lerobot.py`."""
 
+ENVIRONMENT_STATE_FORMAT = """`observation.environment_state` (104 floats per frame) is the scene as a camera could
+see it: each object's pose (xyz and quaternion wxyz, 12 slots, objects in sorted name
+order), then its visibility flag (12), then the fixtures' joint positions (8 slots, fixtures in
+sorted order), zero-padded. An object inside a closed drawer or microwave has a zero pose and
+visibility 0. `observation.state` followed by `observation.environment_state` is the `state`
+observation `memobench train --obs state` trains on (and `--policy checkpoint` builds at
+evaluation). Cue rows hold zeros (the cue is shown to a camera-free policy as robot states)."""
 
-def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str) -> str:
-    """Markdown card from each task file's attributes and its demo count."""
+
+def dataset_card(
+    files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str, environment_state: bool = False
+) -> str:
+    """Markdown card from each task file's attributes and its demo count (``environment_state``: the
+    LeRobot export carries ``observation.environment_state``)."""
     families: dict[str, int] = defaultdict(int)
     rows = []
     for attrs, demos in sorted(files, key=lambda f: f[0]["task_id"]):
@@ -77,15 +88,18 @@ def dataset_card(files: list[tuple[dict[str, Any], int]], *, fmt: str, command: 
         "",
         HDF5_FORMAT if fmt == "hdf5" else LEROBOT_FORMAT,
         "",
+        *([ENVIRONMENT_STATE_FORMAT, ""] if environment_state else []),
         "Check a dataset with `memobench data validate DIR` (HDF5: replays every demo).",
         "",
     ]
     return "\n".join(lines)
 
 
-def write_card(folder: Path, files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str) -> Path:
+def write_card(
+    folder: Path, files: list[tuple[dict[str, Any], int]], *, fmt: str, command: str, environment_state: bool = False
+) -> Path:
     path = folder / "README.md"
-    path.write_text(dataset_card(files, fmt=fmt, command=command))
+    path.write_text(dataset_card(files, fmt=fmt, command=command, environment_state=environment_state))
     return path
 
 

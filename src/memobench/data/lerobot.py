@@ -36,6 +36,15 @@ frame ``< t``): what the harness's tracker has recorded when it asks the policy 
 - ``memory.checkpoint_index`` / ``memory.op`` / ``memory.text.*``: the active checkpoint
   (the first not completed; the last once all are), its op label and its texts;
 - ``memory.binding``: the episode's binding (JSON), the same on every row.
+
+**Environment state** (optional, ``environment_state=FEATURES_DIR``): LeRobot's conventional
+``observation.environment_state`` holds the ``state`` observation's scene part
+(:mod:`memobench.data.state_features` without its first ``ROBOT_DIM`` robot entries: object poses
+and visibility, fixture joints, objects inside a closed drawer or microwave masked as the experts'
+memory is), so ``observation.state`` + ``observation.environment_state`` is the state vector
+``memobench train --obs state`` reads. Cue rows hold zeros (a camera-free policy is shown the
+cue's robot states only). The vectors come from the features files ``memobench train`` caches
+(computed in the simulator where missing or stale).
 """
 
 from __future__ import annotations
@@ -51,6 +60,7 @@ from memobench.core.oracle import memory_line
 from memobench.data.demo_file import Demo, iter_demos, read_file_summary
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
+from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
 
 CODEBASE_VERSION = "v3.0"
 FPS = 20  # the control frequency
@@ -64,6 +74,7 @@ EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.par
 VIDEO_KEYS = {"agentview": "observation.images.image", "wrist": "observation.images.wrist_image"}
 LEVELS = ("coarse", "intermediate", "fine")
 NUMERIC = {"float32", "int64", "bool"}
+ENVIRONMENT_STATE = "observation.environment_state"
 
 
 def current_checkpoints(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray:
@@ -82,9 +93,17 @@ def completed_mask(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray
 
 
 def _frame_columns(
-    demo: Demo, *, episode: int, start: int, task_index: int, width: int, cameras: list[str]
+    demo: Demo,
+    *,
+    episode: int,
+    start: int,
+    task_index: int,
+    width: int,
+    cameras: list[str],
+    environment: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Every column of one episode's rows: the cue's frames, then the policy's."""
+    """Every column of one episode's rows: the cue's frames, then the policy's (``environment``: the
+    policy steps' scene vectors, see the module docstring)."""
     cps = demo.attrs["checkpoints"]
     cue = len(demo.arrays["cue/robot_states"])
     n = demo.length
@@ -110,6 +129,12 @@ def _frame_columns(
         "memory.op": [cps[i]["op"] for i in active],
         "memory.binding": [json.dumps(demo.attrs["binding"], sort_keys=True)] * total,
     }
+    if environment is not None:
+        if len(environment) != n:
+            raise ValueError(f"demo of seed {demo.attrs['seed']}: {len(environment)} feature rows for {n} steps")
+        columns[ENVIRONMENT_STATE] = np.concatenate([np.zeros((cue, environment.shape[1])), environment]).astype(
+            np.float32
+        )
     for level in LEVELS:
         columns[f"memory.text.{level}"] = [cps[i]["text"][level] for i in active]
         lines: dict[tuple[bool, ...], str] = {}
@@ -135,13 +160,20 @@ def _scalar(dtype: str) -> dict[str, Any]:
     return {"dtype": dtype, "shape": [1], "names": None}
 
 
-def _features(state_dim: int, width: int, image_size: int | None, cameras: list[str]) -> dict[str, Any]:
+def _features(
+    state_dim: int, width: int, image_size: int | None, cameras: list[str], environment: bool = False
+) -> dict[str, Any]:
     features: dict[str, Any] = {
         "observation.state": {
             "dtype": "float32",
             "shape": [state_dim],
             "names": ["x", "y", "z", "ax", "ay", "az", "gripper_left", "gripper_right"],
         },
+        **(
+            {ENVIRONMENT_STATE: {"dtype": "float32", "shape": [STATE_DIM - ROBOT_DIM], "names": None}}
+            if environment
+            else {}
+        ),
         "action": {"dtype": "float32", "shape": [7], "names": ["dx", "dy", "dz", "drx", "dry", "drz", "gripper"]},
         "timestamp": _scalar("float32"),
         "frame_index": _scalar("int64"),
@@ -186,7 +218,7 @@ def _arrow_schema(features: dict[str, Any]):
         if feature["dtype"] == "video":
             continue
         kind = kinds[feature["dtype"]]
-        vector = feature["shape"] != [1] or key in ("observation.state", "action")
+        vector = feature["shape"] != [1] or key in ("observation.state", ENVIRONMENT_STATE, "action")
         fields.append(pa.field(key, pa.list_(kind, feature["shape"][0]) if vector else kind))
     return pa.schema(fields)
 
@@ -311,11 +343,27 @@ class _VideoFiles(_FileSeries):
             self.writer = None
 
 
-def _demos(files: list[Path]) -> Iterator[tuple[dict[str, Any], Demo]]:
+def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[str, Any], Demo, np.ndarray | None]]:
+    """Each demo with its file's attributes and, with ``features_dir``, its scene vectors [T, STATE_DIM - ROBOT_DIM]."""
+    import h5py
+
     for path in files:
         attrs, _ = read_file_summary(path)
-        for demo in iter_demos(path):
-            yield attrs, demo
+        if features_dir is None:
+            for demo in iter_demos(path):
+                yield attrs, demo, None
+            continue
+        with h5py.File(features_path(features_dir, path), "r") as features:
+            for i, demo in enumerate(iter_demos(path)):
+                yield attrs, demo, features[f"demo_{i}"]["state"][:, ROBOT_DIM:]
+
+
+def prepare_environment_state(files: list[Path], features_dir: Path) -> list[Path]:
+    """Compute the features files of ``files`` that are missing or stale (in the simulator); returns those."""
+    stale = [p for p in files if not features_current(p, features_path(features_dir, p))]
+    for path in stale:
+        featurise_task_file(path, features_path(features_dir, path))
+    return stale
 
 
 def _survey(files: list[Path]) -> tuple[int, Demo]:
@@ -332,11 +380,18 @@ def _survey(files: list[Path]) -> tuple[int, Demo]:
 
 
 def export_lerobot(
-    source: Path, out: Path, *, data_file_mb: float = DATA_FILE_MB, video_file_mb: float = VIDEO_FILE_MB
+    source: Path,
+    out: Path,
+    *,
+    data_file_mb: float = DATA_FILE_MB,
+    video_file_mb: float = VIDEO_FILE_MB,
+    environment_state: Path | None = None,
 ) -> dict[str, Any]:
     """Convert every ``<task>.hdf5`` in ``source`` to one LeRobot v3.0 dataset in ``out``; returns info.json.
 
     Streams demo by demo (see the module docstring); ``*_file_mb`` are the sizes at which files are cut.
+    ``environment_state``: the state-features folder to add ``observation.environment_state`` from
+    (features computed there first where missing or stale: that needs the simulator).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -345,9 +400,13 @@ def export_lerobot(
     if not files:
         raise FileNotFoundError(f"no <task>.hdf5 files in {source}")
     width, first = _survey(files)
+    if environment_state is not None:
+        prepare_environment_state(files, environment_state)
     cameras = [c for c in IMAGE_KEYS if f"obs/{IMAGE_KEYS[c]}" in first.arrays]
     image_size = int(first.arrays[f"obs/{IMAGE_KEYS[cameras[0]]}"].shape[1]) if cameras else None
-    features = _features(first.arrays["robot_states"].shape[1], width, image_size, cameras)
+    features = _features(
+        first.arrays["robot_states"].shape[1], width, image_size, cameras, environment_state is not None
+    )
     del first
     schema = _arrow_schema(features)
     numeric = [key for key, f in features.items() if f["dtype"] in NUMERIC]
@@ -362,10 +421,16 @@ def export_lerobot(
     episode_writer = None
     episode = index = 0
     try:
-        for attrs, demo in _demos(files):
+        for attrs, demo, environment in _demos(files, environment_state):
             task_index = tasks.setdefault(attrs["instruction"], len(tasks))
             columns = _frame_columns(
-                demo, episode=episode, start=index, task_index=task_index, width=width, cameras=cameras
+                demo,
+                episode=episode,
+                start=index,
+                task_index=task_index,
+                width=width,
+                cameras=cameras,
+                environment=environment,
             )
             length = len(columns["index"])
             data.write(pa.table([_arrow_column(columns[f.name], f.type) for f in schema], schema=schema))

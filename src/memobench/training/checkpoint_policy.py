@@ -1,8 +1,8 @@
-"""``--policy checkpoint``: a network trained by ``memobench train``, evaluated camera-free in ``state`` mode.
+"""``--policy checkpoint``: a network trained by ``memobench train`` (camera-free in ``state`` mode).
 
 ``--adapter-kwargs '{"path": "runs/train/bc-gru"}'`` names the training folder (its last
 checkpoint is loaded). Each query the policy builds the state vector
-(:func:`memobench.training.state.state_vector`) from the harness's snapshot of the scene,
+(:func:`memobench.data.state_features.state_vector`) from the harness's snapshot of the scene,
 in a private camera-free copy of the task's scene (as the scripted experts' forward model
 does; the snapshot is only read), so it sees exactly what it was trained on: poses of
 visible objects only. The cue reaches it through ``observe`` as robot states. One frame
@@ -11,6 +11,13 @@ enters the memory per query, so the memory's time step is the run's ``--replan-s
 a replan sweep measures). An oracle-memory checkpoint must be evaluated with
 ``--memory-oracle`` at its text level: without it the prompt lacks its memory line and every
 query fails with that message.
+
+An ``rgb`` checkpoint is not privileged: it asks for images (``needs_images``) and reads the robot
+state and the two images of the adapter contract (``observation/image``, ``observation/wrist_image``),
+and the cue's frames through ``observe`` (``observe_images``). The harness draws them at the camera
+size and resizes them to ``--resize-size`` as ``data render`` did for training, so they are the
+trained pixels only at the size the demos were rendered at: another ``--resize-size`` fails each
+query, naming the size to use.
 """
 
 from __future__ import annotations
@@ -26,8 +33,10 @@ from memobench.training.dataset import TIME_SCALE
 class CheckpointPolicy:
     """The adapter (module docstring); built in each worker from ``path`` alone, so it pickles as a spec."""
 
+    # state mode (an rgb checkpoint sets its own in __init__): it reads the snapshot to build the
+    # state vector, visibility rule applied, and needs no camera
     needs_images = False
-    privileged = True  # reads the snapshot to build the state vector, visibility rule applied
+    privileged = True
 
     def __init__(self, path: str, embedder: str | None = None) -> None:
         import torch
@@ -44,6 +53,9 @@ class CheckpointPolicy:
         torch.set_num_threads(1)  # one per worker: workers are the parallelism
         self.settings = config["settings"]
         self.net = MemoryPolicy(PolicyConfig(**config["policy"])).eval()
+        self.image_size = self.net.config.image_size  # 0 in state mode
+        self.needs_images = self.observe_images = self.image_size > 0
+        self.privileged = not self.needs_images
         load_weights(checkpoint, self.net)
         texts, table = load_texts(checkpoint)
         self._embedder_name = embedder or self.settings["embedder"]
@@ -54,11 +66,27 @@ class CheckpointPolicy:
 
     def reset(self) -> None:
         self._cue: list[np.ndarray] = []
+        self._cue_images: list[np.ndarray] = []
         self._rollout = None
 
     def observe(self, obs: dict[str, Any]) -> None:
         if obs.get("cue"):
             self._cue.append(np.asarray(obs["observation/state"], np.float32))
+            if self.image_size:
+                self._cue_images.append(self._images(obs))
+
+    def _images(self, obs: dict[str, Any]) -> np.ndarray:
+        """The two cameras' frames [2, S, S, 3] uint8, refused unless at the trained size."""
+        frames = []
+        for key in ("observation/image", "observation/wrist_image"):
+            frame = np.asarray(obs[key])
+            if frame.shape != (self.image_size, self.image_size, 3):
+                raise ValueError(
+                    f"this checkpoint was trained on {self.image_size} px frames; {key} is {frame.shape}: "
+                    f"evaluate it with --resize-size {self.image_size}"
+                )
+            frames.append(frame.astype(np.uint8))
+        return np.stack(frames)
 
     def _prompt_vector(self, prompt: str):
         import torch
@@ -76,6 +104,8 @@ class CheckpointPolicy:
         return torch.from_numpy(self.cache.table[row])
 
     def _state(self, obs: dict[str, Any]) -> np.ndarray:
+        if self.image_size:
+            return np.asarray(obs["observation/state"], np.float32)
         return self._scene.vector(obs)
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
@@ -86,9 +116,18 @@ class CheckpointPolicy:
         if self._rollout is None:
             stride = int(self.settings["stride"])
             cue = np.stack(self._cue)[::stride] if self._cue else np.zeros((0, 8), np.float32)
-            self._rollout = Rollout(self.net, torch.from_numpy(cue))
+            cue_images = None
+            if self.image_size:
+                empty = np.zeros((0, 2, self.image_size, self.image_size, 3), np.uint8)
+                stacked = np.stack(self._cue_images)[::stride] if self._cue_images else empty
+                cue_images = torch.from_numpy(stacked)
+            self._rollout = Rollout(self.net, torch.from_numpy(cue), cue_images)
+        images = torch.from_numpy(self._images(obs)) if self.image_size else None
         out = self._rollout.step(
-            torch.from_numpy(self._state(obs)), self._prompt_vector(prompt), float(obs.get("step", 0)) / TIME_SCALE
+            torch.from_numpy(self._state(obs)),
+            self._prompt_vector(prompt),
+            float(obs.get("step", 0)) / TIME_SCALE,
+            images,
         )
         return np.clip(out["actions"].numpy().astype(np.float64), -1.0, 1.0)
 
@@ -112,9 +151,9 @@ class SceneCopy:
         import mujoco
 
         from memobench.core.bindings import all_bindings
+        from memobench.data.state_features import state_vector
         from memobench.sim.env import SimEnv
         from memobench.sim.world import WorldView
-        from memobench.training.state import state_vector
 
         task = obs["privileged/task"]
         if task.id not in self._envs:

@@ -4,7 +4,10 @@ A training item is one demo as a sequence of frames, one every ``stride`` contro
 random phase (the checkpoint policy is queried every ``--replan-steps``, 5 by default, and sees
 a frame at each query). Per frame ``t``:
 
-- ``state``: the state vector (:mod:`memobench.training.state`), read from the demo file's features file;
+- ``state``: in ``state`` mode the state vector (:mod:`memobench.data.state_features`), read from the demo
+  file's features file; in ``rgb`` mode the robot state (8), with both cameras' frames (``images``,
+  [F, 2, H, W, 3] uint8: agent view, wrist) as ``memobench data render`` stored them, reading only
+  the frames used;
 - the **prompt**: the instruction, or under oracle-memory training the exact prompt the harness gives
   under ``--memory-oracle`` (:func:`memobench.core.oracle.oracle_prompt` of the checkpoints completed
   before ``t``, at the text level);
@@ -13,7 +16,8 @@ a frame at each query). Per frame ``t``:
   (:func:`memobench.data.lerobot.current_checkpoints`, :func:`~memobench.data.lerobot.completed_mask`);
 - the **target**: ``actions[t : t + chunk]``, zero-padded past the demo's end, with a mask.
 
-The cue is the sequence of its robot states every ``stride`` frames. Shuffled-subgoal training
+The cue is the sequence of its robot states every ``stride`` frames (in ``rgb`` mode with the cue's
+rendered frames, ``cue_images``). Shuffled-subgoal training
 permutes, per demo, which checkpoint's text each checkpoint carries.
 
 Batch ``b`` draws its demos from ``numpy.random.SeedSequence([seed, b])``: a resumed run sees the
@@ -31,10 +35,12 @@ import numpy as np
 from memobench.core.oracle import oracle_prompt
 from memobench.data.demo_file import read_file_summary
 from memobench.data.lerobot import completed_mask, current_checkpoints
-from memobench.training.state import features_path
+from memobench.data.state_features import features_path
 
 TEXT_LEVELS = ("coarse", "intermediate", "fine")
 TIME_SCALE = 1200.0  # a frame's time input is its step / TIME_SCALE (the suite's shortest horizon)
+OBS_MODES = ("state", "rgb")
+CAMERA_KEYS = ("agentview_rgb", "eye_in_hand_rgb")  # data render's names, in the networks' camera order
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,11 @@ class DataOptions:
     text_level: str = "intermediate"
     oracle_memory: bool = False
     shuffle_subgoals: bool = False
+    obs: str = "state"
 
     def __post_init__(self) -> None:
+        if self.obs not in OBS_MODES:
+            raise ValueError(f"--obs must be one of {', '.join(OBS_MODES)}, not {self.obs!r}")
         if self.text_level not in TEXT_LEVELS:
             raise ValueError(f"text level must be one of {', '.join(TEXT_LEVELS)}, not {self.text_level!r}")
         if self.stride < 1 or self.chunk < 1:
@@ -65,6 +74,8 @@ class EpisodeItem:
     cue: np.ndarray  # [C, 8] float32
     prompts: list[str] = field(default_factory=list)  # [F]
     memory_texts: list[str] = field(default_factory=list)  # [F]
+    images: np.ndarray | None = None  # rgb mode: [F, 2, H, W, 3] uint8
+    cue_images: np.ndarray | None = None  # rgb mode: [C, 2, H, W, 3] uint8
 
 
 def episode_item(
@@ -76,8 +87,14 @@ def episode_item(
     options: DataOptions,
     phase: int = 0,
     permutation: np.ndarray | None = None,
+    cameras: tuple[Any, Any] | None = None,
+    cue_cameras: tuple[Any, Any] | None = None,
 ) -> EpisodeItem:
-    """The frames of one demo from ``phase`` on, every ``options.stride`` steps (see the module docstring)."""
+    """The frames of one demo from ``phase`` on, every ``options.stride`` steps (see the module docstring).
+
+    rgb mode: ``cameras`` and ``cue_cameras`` are the (agent view, wrist) frames [T, H, W, 3] of the
+    demo and of its cue, as arrays or h5py datasets (only the frames used are read).
+    """
     length = len(actions)
     if len(state) != length:
         raise ValueError(f"the features hold {len(state)} steps, the demo {length}: featurise it again")
@@ -95,6 +112,12 @@ def episode_item(
         prompts = [oracle_prompt(instruction, [t for t, d in zip(texts, row, strict=True) if d]) for row in done]
     else:
         prompts = [instruction] * len(steps)
+    images = cue_images = None
+    if options.obs == "rgb":
+        if cameras is None or cue_cameras is None:
+            raise ValueError("rgb mode needs both cameras' frames of the demo and its cue")
+        images = np.stack([_frames(c, steps) for c in cameras], axis=1)
+        cue_images = np.stack([_frames(c, np.arange(0, len(c), options.stride)) for c in cue_cameras], axis=1)
     return EpisodeItem(
         state=state[steps].astype(np.float32),
         steps=steps.astype(np.int64),
@@ -103,7 +126,17 @@ def episode_item(
         cue=np.asarray(cue_robot_states, np.float32)[:: options.stride],
         prompts=prompts,
         memory_texts=[texts[i] for i in active],
+        images=images,
+        cue_images=cue_images,
     )
+
+
+def _frames(camera: Any, steps: np.ndarray) -> np.ndarray:
+    """``camera[steps]`` [F, H, W, 3], read frame by frame: data render stores one frame per HDF5 chunk,
+    and h5py reads a strided or listed selection ~100x slower than the same frames one at a time."""
+    if not len(steps):
+        return np.zeros((0, *camera.shape[1:]), np.uint8)
+    return np.stack([np.asarray(camera[int(t)]) for t in steps])
 
 
 def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: list[np.ndarray]) -> dict:
@@ -125,8 +158,15 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
         "cue": np.zeros((batch, max(cue_len, 1), 8), np.float32),
         "cue_lengths": np.array([len(it.cue) for it in items], np.int64),
     }
+    if items[0].images is not None:
+        shape = items[0].images.shape[1:]  # cameras, H, W, 3
+        out["images"] = np.zeros((batch, frames, *shape), np.uint8)
+        out["cue_images"] = np.zeros((batch, max(cue_len, 1), *shape), np.uint8)
     for i, it in enumerate(items):
         n = len(it.steps)
+        if it.images is not None:
+            out["images"][i, :n] = it.images
+            out["cue_images"][i, : len(it.cue)] = it.cue_images
         out["states"][i, :n] = it.state
         out["times"][i, :n] = it.steps / TIME_SCALE
         out["frame_index"][i, :n] = np.arange(n)
@@ -160,10 +200,49 @@ def index_demos(data_dir: Path, features_dir: Path) -> list[DemoRef]:
     return refs
 
 
-class BatchSource:
-    """Batch ``b``: ``batch_size`` demos drawn with replacement from ``refs`` by ``(seed, b)``; reads only those."""
+def image_size(data_dir: Path) -> int:
+    """The side of the rendered frames of every ``*.hdf5`` in ``data_dir`` (rgb mode; they must agree).
 
-    def __init__(self, refs: list[DemoRef], options: DataOptions, batch_size: int, seed: int) -> None:
+    Raises ValueError naming a file without both cameras' frames (not rendered) or with another size.
+    """
+    import h5py
+
+    sizes = {}
+    for path in sorted(data_dir.glob("*.hdf5")):
+        with h5py.File(path, "r") as f:
+            data = f["data"]
+            demos = [data[k] for k in data if k.startswith("demo_")]
+            if not demos:
+                continue
+            if not all(f"obs/{key}" in d for d in demos for key in CAMERA_KEYS):
+                raise ValueError(f"{path}: no camera frames for rgb mode: run memobench data render first")
+            sizes[path.name] = int(data.attrs.get("image_size", demos[0][f"obs/{CAMERA_KEYS[0]}"].shape[1]))
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"the demo files were rendered at different sizes ({sizes}): render them at one --size")
+    return next(iter(sizes.values()))
+
+
+@dataclass
+class RawDemo:
+    """One demo as a source reads it, before frames are picked (see :func:`episode_item`)."""
+
+    actions: np.ndarray  # [T, 7]
+    state: np.ndarray  # [T, S]
+    cue: np.ndarray  # [C, 8]: the cue's robot states
+    checkpoints: list[dict[str, Any]]
+    instruction: str
+    cameras: tuple[Any, Any] | None = None  # rgb mode
+    cue_cameras: tuple[Any, Any] | None = None
+
+
+class BatchSource:
+    """Batch ``b``: ``batch_size`` demos drawn with replacement from ``refs`` by ``(seed, b)``; reads only those.
+
+    This one reads the HDF5 demo files (and, in state mode, their features files); a subclass
+    reads another layout by overriding :meth:`read` and draws the same batches from the same demos.
+    """
+
+    def __init__(self, refs: list, options: DataOptions, batch_size: int, seed: int) -> None:
         if not refs:
             raise ValueError("no demos to train on")
         self.refs, self.options, self.batch_size, self.seed = refs, options, batch_size, seed
@@ -176,23 +255,43 @@ class BatchSource:
             self._files[path] = h5py.File(path, "r")
         return self._files[path]
 
-    def item(self, ref: DemoRef, rng: np.random.Generator) -> EpisodeItem:
+    def read(self, ref: DemoRef) -> RawDemo:
         import json
 
         group = self._file(ref.demo_file)["data"][ref.name]
-        state = self._file(ref.features_file)[ref.name]["state"][()]
-        checkpoints = json.loads(group.attrs["checkpoints"])
+        rgb = self.options.obs == "rgb"
+        cameras = cue_cameras = None
+        if rgb:
+            cameras = tuple(group[f"obs/{key}"] for key in CAMERA_KEYS)
+            cue_cameras = tuple(
+                group[f"cue/{key}"] if f"cue/{key}" in group else np.zeros((0, *cameras[0].shape[1:]), np.uint8)
+                for key in CAMERA_KEYS
+            )
+        return RawDemo(
+            actions=group["actions"][()],
+            state=group["robot_states"][()] if rgb else self._file(ref.features_file)[ref.name]["state"][()],
+            cue=group["cue/robot_states"][()] if "cue/robot_states" in group else np.zeros((0, 8)),
+            checkpoints=json.loads(group.attrs["checkpoints"]),
+            instruction=ref.instruction,
+            cameras=cameras,
+            cue_cameras=cue_cameras,
+        )
+
+    def item(self, ref, rng: np.random.Generator) -> EpisodeItem:
+        raw = self.read(ref)
         phase = int(rng.integers(self.options.stride))
-        permutation = rng.permutation(len(checkpoints)) if self.options.shuffle_subgoals else None
+        permutation = rng.permutation(len(raw.checkpoints)) if self.options.shuffle_subgoals else None
         return episode_item(
-            group["actions"][()],
-            state,
-            group["cue/robot_states"][()] if "cue/robot_states" in group else np.zeros((0, 8)),
-            checkpoints,
-            ref.instruction,
+            raw.actions,
+            raw.state,
+            raw.cue,
+            raw.checkpoints,
+            raw.instruction,
             self.options,
             phase=phase,
             permutation=permutation,
+            cameras=raw.cameras,
+            cue_cameras=raw.cue_cameras,
         )
 
     def items(self, b: int) -> list[EpisodeItem]:

@@ -1,8 +1,10 @@
 """The reference policies: one network, three memories.
 
 Every policy reads a sequence of frames (one every ``stride`` control steps): the ``state``
-vector (:mod:`memobench.training.state`), the embedding of the prompt it was given at that
-frame and the episode's time. A shared encoder turns each frame into a feature ``f_t``; the
+vector (:mod:`memobench.data.state_features`) or, in ``rgb`` mode, the robot state and both
+cameras' images (each camera through the same small CNN, :class:`ImageEncoder`; the two features
+side by side), the embedding of the prompt it was given at that frame and the episode's time.
+A shared encoder turns each frame into a feature ``f_t``; the
 memory turns the features up to ``t`` into the memory vector ``m_t``; a head maps
 ``m_t`` (and ``f_t``) to a chunk of ``chunk`` x 7 actions.
 
@@ -28,6 +30,7 @@ from torch import nn
 POLICIES = ("bc-mlp", "bc-gru", "bc-transformer")
 ACTION_DIM = 7
 CUE_DIM = 8  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
+CAMERAS = 2  # rgb mode: agent view and wrist, in that order
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,17 @@ class PolicyConfig:
     window: int = 16
     layers: int = 2
     heads: int = 4
+    image_size: int = 0  # rgb mode: the frames' side in pixels; 0 in state mode (no images)
+    image_features: int = 64  # per camera
+
+    @property
+    def rgb(self) -> bool:
+        return self.image_size > 0
+
+    @property
+    def frame_dim(self) -> int:
+        """Width of one frame's observation: the state vector, plus both cameras' CNN features in rgb mode."""
+        return self.state_dim + (CAMERAS * self.image_features if self.rgb else 0)
 
     def __post_init__(self) -> None:
         if self.kind not in POLICIES:
@@ -59,12 +73,41 @@ def positional(index: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cat([angles.sin(), angles.cos()], dim=-1)
 
 
-class CueEncoder(nn.Module):
-    """A GRU over the cue's robot states; an empty cue encodes to zeros."""
+class ImageEncoder(nn.Module):
+    """A small CNN: uint8 frames [..., H, W, 3] to features [..., out]; any H, W of at least 16.
 
-    def __init__(self, hidden: int) -> None:
+    Three stride-2 convolutions, then a 4 x 4 average-pooled map flattened (where things are
+    in the image matters for manipulation, so the map is not pooled to one cell).
+    """
+
+    def __init__(self, out: int) -> None:
         super().__init__()
-        self.gru = nn.GRU(CUE_DIM, hidden, batch_first=True)
+        self.out = out
+        self.net = nn.Sequential(
+            nn.Conv2d(3, 16, 5, stride=2, padding=2),
+            nn.GELU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.Conv2d(32, 32, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.AdaptiveAvgPool2d(4),
+            nn.Flatten(),
+            nn.Linear(32 * 16, out),
+            nn.GELU(),
+        )
+
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        lead = frames.shape[:-3]
+        x = frames.reshape(-1, *frames.shape[-3:]).permute(0, 3, 1, 2).float() / 255.0 - 0.5
+        return self.net(x).reshape(*lead, self.out)
+
+
+class CueEncoder(nn.Module):
+    """A GRU over the cue's frames (robot states, plus image features in rgb mode); an empty cue encodes to zeros."""
+
+    def __init__(self, hidden: int, inputs: int = CUE_DIM) -> None:
+        super().__init__()
+        self.gru = nn.GRU(inputs, hidden, batch_first=True)
 
     def forward(self, cue: torch.Tensor, cue_lengths: torch.Tensor) -> torch.Tensor:
         batch = cue.shape[0]
@@ -86,15 +129,17 @@ class MemoryPolicy(nn.Module):
         super().__init__()
         self.config = config
         h = config.hidden
+        if config.rgb:
+            self.images = ImageEncoder(config.image_features)
         self.encoder = nn.Sequential(
-            nn.LayerNorm(config.state_dim + config.text_dim + 1),
-            nn.Linear(config.state_dim + config.text_dim + 1, h),
+            nn.LayerNorm(config.frame_dim + config.text_dim + 1),
+            nn.Linear(config.frame_dim + config.text_dim + 1, h),
             nn.GELU(),
             nn.Linear(h, h),
             nn.GELU(),
         )
         if config.kind != "bc-mlp":
-            self.cue = CueEncoder(h)
+            self.cue = CueEncoder(h, CUE_DIM + (CAMERAS * config.image_features if config.rgb else 0))
         if config.kind == "bc-gru":
             self.memory = nn.GRU(h, h, batch_first=True)
         elif config.kind == "bc-transformer":
@@ -105,9 +150,24 @@ class MemoryPolicy(nn.Module):
         self.memory_proj = nn.Linear(h, config.text_dim)
         self.frame_proj = nn.Linear(h, config.text_dim)
 
-    def features(self, states: torch.Tensor, prompts: torch.Tensor, times: torch.Tensor) -> torch.Tensor:
-        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S], prompt vectors [B, T, E], times [B, T]."""
-        return self.encoder(torch.cat([states, prompts, times[..., None]], dim=-1))
+    def observations(self, states: torch.Tensor, images: torch.Tensor | None) -> torch.Tensor:
+        """States [B, T, S], with rgb mode's images [B, T, 2, H, W, 3] (uint8) as CNN features appended."""
+        if not self.config.rgb:
+            return states.float()
+        if images is None:
+            raise ValueError("this is an rgb network: it needs both cameras' images")
+        return torch.cat([states.float(), self.images(images).flatten(-2)], dim=-1)
+
+    def features(
+        self, states: torch.Tensor, prompts: torch.Tensor, times: torch.Tensor, images: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S], prompt vectors [B, T, E], times [B, T]
+        (and, in rgb mode, images [B, T, 2, H, W, 3])."""
+        return self.encoder(torch.cat([self.observations(states, images), prompts, times[..., None]], dim=-1))
+
+    def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
+        """The cue's encoding [B, h] from its robot states [B, C, 8] (and images [B, C, 2, H, W, 3] in rgb mode)."""
+        return self.cue(self.observations(cue, cue_images), cue_lengths)
 
     def window_mask(self, frames: int, device) -> torch.Tensor:
         """[1 + T, 1 + T] additive mask: the cue token sees itself; frame t sees the cue and frames t-window+1..t."""
@@ -126,16 +186,19 @@ class MemoryPolicy(nn.Module):
         frame_index: torch.Tensor,
         cue: torch.Tensor,
         cue_lengths: torch.Tensor,
+        images: torch.Tensor | None = None,
+        cue_images: torch.Tensor | None = None,
     ) -> dict[str, torch.Tensor]:
         """Whole sequences: ``actions`` [B, T, chunk, 7], ``memory`` (m_t) and ``frames`` (f_t) [B, T, h],
-        and their projections ``memory_text`` / ``frame_text`` [B, T, E]. Frame t depends on frames <= t only."""
-        f = self.features(states, prompts, times)
+        and their projections ``memory_text`` / ``frame_text`` [B, T, E]. Frame t depends on frames <= t only.
+        rgb mode also takes ``images`` [B, T, 2, H, W, 3] and ``cue_images`` [B, C, 2, H, W, 3] (uint8)."""
+        f = self.features(states, prompts, times, images)
         kind = self.config.kind
         if kind == "bc-mlp":
             m = f
             head_in = f
         else:
-            c = self.cue(cue, cue_lengths)
+            c = self.encode_cue(cue, cue_lengths, cue_images)
             if kind == "bc-gru":
                 m, _ = self.memory(f, torch.tanh(c)[None].contiguous())
             else:
@@ -155,22 +218,34 @@ class MemoryPolicy(nn.Module):
 class Rollout:
     """One episode, one frame at a time: the same outputs as :meth:`MemoryPolicy.forward` on the whole sequence."""
 
-    def __init__(self, net: MemoryPolicy, cue: torch.Tensor) -> None:
-        """``cue`` [C, 8]: the cue's robot states (C may be 0)."""
+    def __init__(self, net: MemoryPolicy, cue: torch.Tensor, cue_images: torch.Tensor | None = None) -> None:
+        """``cue`` [C, 8]: the cue's robot states (C may be 0); in rgb mode ``cue_images`` [C, 2, H, W, 3]."""
         self.net = net
         self.frames: list[torch.Tensor] = []  # the transformer's recent features
         self.index = 0
         with torch.no_grad():
             self.cue = (
-                net.cue(cue[None].float(), torch.tensor([len(cue)])) if net.config.kind != "bc-mlp" else torch.zeros(1)
+                net.encode_cue(
+                    cue[None].float(), torch.tensor([len(cue)]), None if cue_images is None else cue_images[None]
+                )
+                if net.config.kind != "bc-mlp"
+                else torch.zeros(1)
             )
         self.hidden = torch.tanh(self.cue)[None] if net.config.kind == "bc-gru" else None
 
     @torch.no_grad()
-    def step(self, state: torch.Tensor, prompt: torch.Tensor, time: float) -> dict[str, torch.Tensor]:
-        """Outputs for the next frame (``state`` [S], ``prompt`` [E]); tensors without batch and time dims."""
+    def step(
+        self, state: torch.Tensor, prompt: torch.Tensor, time: float, images: torch.Tensor | None = None
+    ) -> dict[str, torch.Tensor]:
+        """Outputs for the next frame (``state`` [S], ``prompt`` [E], rgb mode's ``images`` [2, H, W, 3]);
+        tensors without batch and time dims."""
         net, kind = self.net, self.net.config.kind
-        f = net.features(state[None, None].float(), prompt[None, None].float(), torch.tensor([[time]]))
+        f = net.features(
+            state[None, None].float(),
+            prompt[None, None].float(),
+            torch.tensor([[time]]),
+            None if images is None else images[None, None],
+        )
         if kind == "bc-mlp":
             m, head_in = f, f
         elif kind == "bc-gru":

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
 from memobench.evaluation.run_events import RunEvents
 from memobench.training.checkpoint_files import (
     last_checkpoint,
@@ -26,11 +27,10 @@ from memobench.training.checkpoint_files import (
     save_checkpoint,
     write_config,
 )
-from memobench.training.dataset import BatchSource, DataOptions, collate, index_demos
+from memobench.training.dataset import OBS_MODES, BatchSource, DataOptions, collate, image_size, index_demos
 from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
 from memobench.training.losses import ALIGN_LOSSES
 from memobench.training.models import POLICIES
-from memobench.training.state import STATE_DIM, features_current, features_path, featurise_task_file
 
 LOG_FIELDS = ("step", "loss", "bc", "align", "seconds")
 
@@ -64,8 +64,8 @@ class TrainSettings:
             raise ValueError(f"--policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.embedder not in EMBEDDERS:
             raise ValueError(f"unknown text embedder {self.embedder!r}; known: {', '.join(EMBEDDERS)}")
-        if self.obs != "state":
-            raise ValueError(f"observation mode {self.obs!r} is not trainable yet (only 'state')")
+        if self.obs not in OBS_MODES:
+            raise ValueError(f"--obs must be one of {', '.join(OBS_MODES)}, not {self.obs!r}")
         if self.align not in ALIGN_LOSSES:
             raise ValueError(f"--align must be one of {', '.join(ALIGN_LOSSES)}, not {self.align!r}")
         if self.steps < 1 or self.batch_size < 1 or self.checkpoint_every < 1:
@@ -74,14 +74,16 @@ class TrainSettings:
             raise ValueError("--lambda must be >= 0 and --temperature > 0")
 
     def data_options(self) -> DataOptions:
-        return DataOptions(self.stride, self.chunk, self.text_level, self.oracle_memory, self.shuffle_subgoals)
+        return DataOptions(
+            self.stride, self.chunk, self.text_level, self.oracle_memory, self.shuffle_subgoals, self.obs
+        )
 
     # what may change between a run and its resume: how long it runs and how often it saves
     RESUMABLE = ("steps", "checkpoint_every")
 
 
 def config_record(settings: TrainSettings, policy_config: dict[str, Any]) -> dict[str, Any]:
-    return {"settings": asdict(settings), "policy": policy_config, "state_dim": STATE_DIM}
+    return {"settings": asdict(settings), "policy": policy_config, "state_dim": policy_config["state_dim"]}
 
 
 def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
@@ -90,6 +92,18 @@ def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
     for key, value in asdict(settings).items():
         if key not in TrainSettings.RESUMABLE and old.get(key) != value:
             raise ValueError(f"{key} was {old.get(key)!r} in this run folder, now {value!r}: use another --out")
+
+
+def check_network(existing: dict[str, Any], policy_config) -> None:
+    """Refuse to resume a run whose network the data would change (e.g. rgb frames rendered at another size)."""
+    from memobench.training.models import PolicyConfig
+
+    old = PolicyConfig(**existing.get("policy", {})).to_dict()  # a folder from before a field existed: its default
+    for key, value in policy_config.to_dict().items():
+        if old[key] != value:
+            raise ValueError(
+                f"the network's {key} was {old[key]!r} in this run folder, now {value!r}: use another --out"
+            )
 
 
 def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> None:
@@ -102,6 +116,34 @@ def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> N
         frames = featurise_task_file(path, features_path(features_dir, path))
         events.job_finished(f"{path.stem}: {frames} frames")
     events.jobs_ended()
+
+
+def open_source(
+    settings: TrainSettings, data_dir: Path, features_dir: Path | None, events: RunEvents
+) -> tuple[BatchSource, int]:
+    """The batches of ``data_dir`` and the side of its frames (0 in state mode).
+
+    ``data_dir`` is a ``memobench collect`` folder (``*.hdf5``; state mode featurises what is not
+    cached in ``features_dir``, default ``DATA/state-features``) or a ``memobench data export``
+    LeRobot folder (``meta/info.json``; state mode needs its environment state, rgb its videos),
+    told apart by their layout.
+    """
+    from memobench.training.lerobot_source import LeRobotSource, export_image_size, is_lerobot_export
+
+    options = settings.data_options()
+    if data_dir.is_dir() and is_lerobot_export(data_dir):
+        source = LeRobotSource(data_dir, options, settings.batch_size, settings.seed)
+        return source, export_image_size(data_dir) if settings.obs == "rgb" else 0
+    if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
+        raise ValueError(
+            f"{data_dir}: no demo files to train on (neither *.hdf5 of memobench collect "
+            "nor a LeRobot export's meta/info.json)"
+        )
+    features_dir = features_dir or data_dir / "state-features"
+    side = image_size(data_dir) if settings.obs == "rgb" else 0
+    if not side:
+        prepare_features(data_dir, features_dir, events)
+    return BatchSource(index_demos(data_dir, features_dir), options, settings.batch_size, settings.seed), side
 
 
 def alignment(settings: TrainSettings, out: dict, batch: dict, table, generator) -> Any:
@@ -161,19 +203,24 @@ def train(
     from memobench.training.models import MemoryPolicy, PolicyConfig
 
     events = events or RunEvents()
-    features_dir = features_dir or data_dir / "state-features"
-    if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
-        raise ValueError(f"{data_dir}: no demo files (*.hdf5) to train on")
     existing = read_config(out)
     if existing is not None:
         check_resume(existing, settings)
-    prepare_features(data_dir, features_dir, events)
+    source, side = open_source(settings, data_dir, features_dir, events)
+    rgb = settings.obs == "rgb"
     torch.manual_seed(settings.seed)
-    refs = index_demos(data_dir, features_dir)
     embedder = embedder or make_embedder(settings.embedder)
     policy_config = PolicyConfig(
-        settings.policy, STATE_DIM, embedder.dim, settings.hidden, settings.chunk, settings.window
+        settings.policy,
+        ROBOT_DIM if rgb else STATE_DIM,  # rgb: the robot state beside the images
+        embedder.dim,
+        settings.hidden,
+        settings.chunk,
+        settings.window,
+        image_size=side,
     )
+    if existing is not None:
+        check_network(existing, policy_config)
     net = MemoryPolicy(policy_config)
     optimizer = torch.optim.AdamW(net.parameters(), lr=settings.lr)
     cache = EmbeddingCache(embedder)
@@ -188,7 +235,6 @@ def train(
     log_path = out / "train_log.csv"
     _trim_log(log_path, start)
     writer = _tensorboard(out)
-    source = BatchSource(refs, settings.data_options(), settings.batch_size, settings.seed)
     generator = torch.Generator().manual_seed(settings.seed)
     last: dict[str, Any] = {"step": start, "loss": None, "checkpoint": str(folder) if folder else None}
     events.jobs_started("training", settings.steps - start)
@@ -214,6 +260,8 @@ def train(
                     batch["frame_index"],
                     batch["cue"],
                     batch["cue_lengths"],
+                    batch.get("images"),
+                    batch.get("cue_images"),
                 )
                 bc = bc_loss(result, batch)
                 align = alignment(settings, result, batch, table, generator)

@@ -1,0 +1,119 @@
+"""Evaluation speed of a trained ``checkpoint`` policy (state mode) against the scripted expert.
+
+Both run through the harness in this process, one after the other, on the same task, seeds and
+horizon, camera-free, replan 5: the numbers that matter are the ratios (checkpoint / expert), so a
+busy machine moves both sides alike. Reported per policy: episodes/hour, control steps/s (episodes
+end at different steps: the expert when the task is done, a weak policy at the horizon, so
+steps/s compares the per-step cost fairly), and milliseconds per policy query (the adapter's own
+time: the expert's forward-model plan, the checkpoint's state vector in its private scene copy plus
+the network).
+
+    .venv/bin/python -m benchmarks.checkpoint_eval_speed [--checkpoint DIR] [--task T03] [--episodes 2] [--horizon H]
+
+Without ``--checkpoint`` it first trains a stand-in (bc-gru, width 128, 20 steps on the synthetic
+demos of tests/training, hashed-word text vectors): the network has the trained shape and cost,
+but has not learnt the task, so its episodes run to the horizon. Run it as a module from the
+repository root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+
+
+def stand_in_checkpoint(folder: Path) -> Path:
+    """Train a bc-gru for a few steps on synthetic demos into ``folder``; returns the training folder."""
+    from tests.training.synthetic import write_dataset
+
+    from memobench.training.trainer import TrainSettings, train
+
+    data, out = folder / "data", folder / "train"
+    write_dataset(data, data / "state-features", tasks=2, demos=4, length=200, cue=60)
+    train(TrainSettings(policy="bc-gru", steps=20, checkpoint_every=20, embedder="hash"), data, out)
+    return out
+
+
+def run(task, policy: dict, adapter, episodes: int, horizon: int | None) -> dict:
+    """Episodes of ``task`` through the harness in this process: seconds, steps, queries, adapter time."""
+    from memobench.evaluation.protocol import Protocol
+    from memobench.evaluation.run_request import RunRequest
+    from memobench.evaluation.runner import evaluate
+
+    with tempfile.TemporaryDirectory() as out:
+        request = RunRequest(
+            tasks=[task],
+            num_trials_per_task=episodes,
+            out_root=Path(out),
+            protocol=Protocol(horizon=horizon, adapter_timeout=0),
+            policy=policy,
+            workers=0,
+        )
+        start = time.perf_counter()
+        evaluate(request, adapter)
+        seconds = time.perf_counter() - start
+        records = [json.loads(line) for line in (Path(out) / "ledger.jsonl").read_text().splitlines()]
+    return {
+        "seconds": seconds,
+        "steps": sum(r["steps"] for r in records),
+        "successes": sum(bool(r["success"]) for r in records),
+        "queries": sum(r["policy_queries"] for r in records),
+        "policy_seconds": sum(r.get("timings", {}).get("policy", 0.0) for r in records),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", type=Path, help="a training folder (default: train a stand-in)")
+    parser.add_argument("--task", default="T03-check-all-drawers")
+    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--horizon", type=int, help="control steps per episode (default: the task's own)")
+    args = parser.parse_args()
+
+    import torch
+
+    from memobench.core.suite import Suite
+    from memobench.policies.loader import build_adapter, builtin_spec
+    from memobench.training.checkpoint_policy import CheckpointPolicy
+
+    torch.set_num_threads(1)  # as in an evaluation worker
+    task = Suite.load().get(args.task)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.checkpoint or stand_in_checkpoint(Path(scratch))
+        checkpoint = {"name": "checkpoint", "adapter_kwargs": {"path": str(path)}}
+        results = {
+            "expert": run(
+                task,
+                {"name": "expert", "adapter_kwargs": {}},
+                build_adapter(builtin_spec("expert")),
+                args.episodes,
+                args.horizon,
+            ),
+            "checkpoint": run(task, checkpoint, CheckpointPolicy(str(path)), args.episodes, args.horizon),
+        }
+    n, h = args.episodes, args.horizon
+    horizon = f"horizon {h}" if h else f"the task's horizon ({task.spec.horizon})"
+    print(f"{task.id}, {n} episodes (seeds 7..{6 + n}), {horizon}, replan 5, camera-free, one process")
+    for name, r in results.items():
+        per_hour = n * 3600 / r["seconds"]
+        queries = max(r["queries"], 1)
+        print(
+            f"{name:10s}: {per_hour:7.0f} episodes/h, {r['steps'] / r['seconds']:6.1f} steps/s, "
+            f"{1000 * r['policy_seconds'] / queries:6.1f} ms/query ({r['successes']}/{n} successes, "
+            f"{r['steps']} steps, {r['seconds']:.1f} s)"
+        )
+    e, c = results["expert"], results["checkpoint"]
+    print(
+        f"checkpoint / expert: episodes/h {e['seconds'] / c['seconds']:.2f}x, "
+        f"steps/s {(c['steps'] / c['seconds']) / (e['steps'] / e['seconds']):.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
