@@ -101,7 +101,7 @@ _PLAIN = (np.ndarray, int, float, bool, type(None))
 
 
 # Space between objects set side by side on one fixture region (SimEnv._place_in_fixture_regions):
-# touching, one leaned on its neighbour after the drop (the arena's task 18).
+# touching, task 18's chocolate pudding came to rest leaning on the butter.
 SIDE_BY_SIDE_GAP = 0.01
 # Their bottoms' height over the region's site: sites lie up to ~1 mm under the surface they mark.
 RESTING_CLEARANCE = 0.003
