@@ -43,6 +43,7 @@ ARENA_PLANS = [
     "A16-pour-milk-in-red-coffee-mug-twice-and-place-milk-in-bowl-drainer",
     "A17-butter-chocolate-middle-drawer",
     "A18-chocolate-butter-cabinet",
+    "A19-tomato-milk-orange-cabinet",
     "A20-cookies-chocolate-microwave",
     "A21-butter-chocolate-microwave",
     "A22-pour-tomato-cookies-microwave",
@@ -146,6 +147,45 @@ def test_cabinet_transfer_gives_each_item_its_own_slot_inside_the_stage_region()
     for item, goal in zip(items, slots, strict=True):
         scene.positions[item] = goal
         assert cabinet_transfer.on_goal(scene, item)
+
+
+A19 = "A19-tomato-milk-orange-cabinet"
+A19_ITEMS = ("tomato_sauce_1", "milk_1", "orange_juice_1")
+
+
+def test_a19_stands_the_items_in_a_row_along_x_in_their_order_inside_its_wider_stage_region():
+    plan = plan_for(A19)
+    scene = FakeScene({**CABINETS, **dict.fromkeys(A19_ITEMS, (0, 0, 0.8))})
+    slots = [cabinet_transfer.slot(item, A19_ITEMS, plan.slot_offsets)(scene) for item in A19_ITEMS]
+    assert [s[0] for s in slots] == sorted(s[0] for s in slots)  # as they start on cabinet 1: -x first
+    assert {s[1] for s in slots} == {CABINETS["wooden_cabinet_2_top_side"][1]}
+    # where each comes to rest, let go RELEASE_MARGIN over the top
+    resting = [goal - [0, 0, cabinet_transfer.RELEASE_MARGIN] for goal in slots]
+    upright_carton_origin_over_base = resting[1][2] - CABINETS["wooden_cabinet_2"][2]
+    assert upright_carton_origin_over_base > cabinet_transfer.TASK_18_STAGE.z[1]  # task 18's window misses it
+    for item, rest in zip(A19_ITEMS, resting, strict=True):
+        scene.positions[item] = rest
+        assert cabinet_transfer.on_goal(scene, item, plan.stage)
+
+
+@pytest.mark.parametrize("mode", ["expert", "reactive"])
+def test_a19_moves_what_is_left_on_cabinet_1_and_stops_when_all_three_are_on_cabinet_2(mode):
+    on_1 = {
+        "tomato_sauce_1": (-0.08, 0.316, 0.703),
+        "milk_1": (-0.01, 0.316, 0.734),
+        "orange_juice_1": (0.05, 0.316, 0.734),
+    }
+    on_2 = {
+        "tomato_sauce_1": (-0.09, -0.284, 0.703),
+        "milk_1": (-0.02, -0.284, 0.734),
+        "orange_juice_1": (0.05, -0.28, 0.734),
+    }
+    assert decide(A19, FakeScene({**CABINETS, **on_1}), mode).name == "pick tomato_sauce_1"
+    two_left = FakeScene({**CABINETS, **on_1, "tomato_sauce_1": on_2["tomato_sauce_1"]})
+    assert decide(A19, two_left, mode).name == "pick milk_1"
+    held = FakeScene({**CABINETS, **on_2, "milk_1": (0, 0, 0.8)}, "milk_1")
+    assert decide(A19, held, mode).name == "set down milk_1"
+    assert decide(A19, FakeScene({**CABINETS, **on_2}), mode) is None
 
 
 # -- A06-A10, A15, A16: pour twice ---------------------------------------------------------
@@ -253,6 +293,14 @@ CASES = [
         "butter_1",
         CABINETS,
         (0.22, 0, 0.35),
+    ),
+    (
+        A19,
+        lambda scene, item: cabinet_transfer.on_goal(scene, item, plan_for(A19).stage),
+        "wooden_cabinet_2",
+        "milk_1",
+        CABINETS,
+        (0.45, 0, 0.45),
     ),
     (
         "A13-butter-cookies-middle-drawer",

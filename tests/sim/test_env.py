@@ -120,3 +120,34 @@ def test_a_snapshot_restored_into_another_env_of_the_scene_continues_identically
     finally:
         source.close()
         mirror.close()
+
+
+@pytest.mark.parametrize(
+    ("task_id", "heights"),
+    [
+        # origin over the top's surface, settled: the packs lying flat, the jar and the cartons upright
+        ("A18-chocolate-butter-cabinet", {"chocolate_pudding_1": 0.013, "butter_1": 0.0085}),
+        ("A19-tomato-milk-orange-cabinet", {"tomato_sauce_1": 0.038, "milk_1": 0.070, "orange_juice_1": 0.070}),
+    ],
+)
+def test_items_declared_on_a_cabinet_rest_apart_on_its_top_in_libero_s_orientation(suite, task_id, heights):
+    task = suite.get(task_id)
+    plan = plan_episode(task, 0, 7)
+    env = SimEnv(task.bddl(plan.binding))
+    try:
+        env.reset(plan.layout_seed)
+        for _ in range(20):
+            env.step(np.array([0, 0, 0, 0, 0, 0, -1.0]))
+        world = WorldView(env)
+        site = world.position("wooden_cabinet_1_top_side")
+        top = site[2] + 0.0015  # the top's surface (the site lies ~1 mm under it)
+        boxes = []
+        for name, height in heights.items():
+            assert world.position(name)[2] - top == pytest.approx(height, abs=0.004), name
+            boxes.append(env._collision_box(env.libero.objects_dict[name]))
+        # side by side along x in the facts' order, not touching, on the 25 cm wide top
+        for (_, left), (right, _) in zip(boxes, boxes[1:], strict=False):
+            assert right[0] - left[0] > 0.005
+        assert boxes[0][0][0] > site[0] - 0.125 and boxes[-1][1][0] < site[0] + 0.125
+    finally:
+        env.close()

@@ -100,6 +100,27 @@ class Snapshot:
 _PLAIN = (np.ndarray, int, float, bool, type(None))
 
 
+# Space between objects set side by side on one fixture region (SimEnv._place_in_fixture_regions):
+# touching, task 18's chocolate pudding came to rest leaning on the butter.
+SIDE_BY_SIDE_GAP = 0.01
+# Their bottoms' height over the region's site: sites lie up to ~1 mm under the surface they mark.
+RESTING_CLEARANCE = 0.003
+
+
+def _resting_quat(obj) -> np.ndarray:
+    """The MuJoCo (w, x, y, z) orientation LIBERO gives ``obj`` on a fixture's site (its class's ``rotation``).
+
+    LIBERO's site sampler returns its rotation as (x, y, z, w) and LIBERO writes that vector
+    into the joint as it is: it is what stands the tomato sauce jar upright in every LIBERO
+    scene, so it is used here unchanged. Drawn from ``np.random`` where the class gives a
+    range, as LIBERO draws it; the caller seeds it (:func:`scoped_global_numpy_seed`).
+    """
+    from libero.libero.envs.regions.base_region_sampler import SiteRegionRandomSampler
+
+    sampler = SiteRegionRandomSampler("resting", rotation=obj.rotation, rotation_axis=obj.rotation_axis)
+    return np.asarray(sampler._sample_quat(), dtype=float)
+
+
 class SimEnv:
     """A LIBERO env built from BDDL text, with deterministic reset, snapshot and rendering.
 
@@ -175,7 +196,7 @@ class SimEnv:
         """Reset physics and sample the layout from ``layout_seed`` (no hard reset)."""
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
-        self._place_in_fixture_regions()
+            self._place_in_fixture_regions()
         # robosuite keeps the gripper's ramped command across soft resets; a fresh
         # env starts at zero, so reset it or an episode would depend on the previous one.
         gripper = self.libero.robots[0].gripper
@@ -191,35 +212,64 @@ class SimEnv:
         cheese meant for a drawer lay 0.3 m behind the cabinet). No MEMOBench-30 task starts an
         object in or on a fixture's region; the arena's drawer and cabinet tasks do. ``(On obj
         <fixture>)`` counts as on its ``top_side`` region (LIBERO's sampler cannot fit three
-        objects on that region, so the arena's task 19 declares one of them this way). Objects keep
-        their sampled orientation; their bottoms rest on the site, several on one site side by
-        side along its x axis.
+        objects on that region, so the arena's cabinet tasks declare their items this way).
+        LIBERO places nothing for that form, so such an object gets here the resting orientation
+        LIBERO's site sampler would give it (its class's ``rotation``: the tomato sauce jar and the
+        cartons stand upright, as on any LIBERO table); the others keep their sampled orientation.
+        The objects' bottoms (their collision boxes' lowest corner) go :data:`RESTING_CLEARANCE`
+        over the site, several on one site side by side along its x axis, :data:`SIDE_BY_SIDE_GAP`
+        apart, the row centred on the site.
         """
         lib = self.libero
-        by_site: dict[str, list[str]] = {}
+        by_site: dict[str, list[tuple[str, bool]]] = {}
         for fact in lib.parsed_problem["initial_state"]:
             if len(fact) != 3 or fact[0].lower() not in ("in", "on"):
                 continue
-            region = fact[2]
-            if fact[0].lower() == "on" and region in lib.fixtures_dict:
+            region, on_fixture = fact[2], fact[0].lower() == "on" and fact[2] in lib.fixtures_dict
+            if on_fixture:
                 region = f"{region}_top_side"  # "on the cabinet": on its top, as its top_side region
             site = lib.object_sites_dict.get(region)
             if site is not None and getattr(site, "parent_name", None) in lib.fixtures_dict:
-                by_site.setdefault(region, []).append(fact[1])
-        for region, names in by_site.items():
-            objects = [lib.objects_dict[name] for name in names]
-            widths = [2 * obj.horizontal_radius for obj in objects]
-            x = float(self.sim.data.get_site_xpos(region)[0]) - sum(widths) / 2
-            for obj, width in zip(objects, widths, strict=True):
+                by_site.setdefault(region, []).append((fact[1], on_fixture))
+        for region, entries in by_site.items():
+            site = np.array(self.sim.data.get_site_xpos(region))
+            objects = [lib.objects_dict[name] for name, _ in entries]
+            for obj, (_, on_fixture) in zip(objects, entries, strict=True):
                 joint = obj.joints[-1]
                 qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
-                qpos[:3] = self.sim.data.get_site_xpos(region)
-                qpos[0] = x + width / 2
-                qpos[2] -= obj.bottom_offset[-1]
+                qpos[:3] = site
+                if on_fixture:
+                    qpos[3:] = _resting_quat(obj)
                 self.sim.data.set_joint_qpos(joint, qpos)
-                x += width
+            self.sim.forward()
+            boxes = [self._collision_box(obj) for obj in objects]
+            widths = [hi[0] - lo[0] for lo, hi in boxes]
+            x = site[0] - (sum(widths) + SIDE_BY_SIDE_GAP * (len(objects) - 1)) / 2
+            for obj, (lo, _), width in zip(objects, boxes, widths, strict=True):
+                joint = obj.joints[-1]
+                qpos = np.array(self.sim.data.get_joint_qpos(joint), dtype=float)
+                # shift the box's low x corner to x and its bottom onto the site
+                qpos[:3] += [x - lo[0], 0.0, site[2] + RESTING_CLEARANCE - lo[2]]
+                self.sim.data.set_joint_qpos(joint, qpos)
+                x += width + SIDE_BY_SIDE_GAP
         if by_site:
             self.sim.forward()
+
+    def _collision_box(self, obj) -> tuple[np.ndarray, np.ndarray]:
+        """World-axis-aligned (low, high) corners around ``obj``'s collision geoms, as posed now."""
+        model, data = self.sim.model, self.sim.data
+        root = model.body_name2id(obj.root_body)
+        corners = []
+        for geom in range(model.ngeom):
+            if model.geom_contype[geom] == 0 and model.geom_conaffinity[geom] == 0:
+                continue  # visual only
+            if model.body_rootid[model.geom_bodyid[geom]] != root:
+                continue
+            centre, half = model.geom_aabb[geom][:3], model.geom_aabb[geom][3:]
+            local = centre + half * np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+            corners.append(local @ data.geom_xmat[geom].reshape(3, 3).T + data.geom_xpos[geom])
+        points = np.concatenate(corners)
+        return points.min(axis=0), points.max(axis=0)
 
     def step(self, action: np.ndarray) -> None:
         """Apply one 7-D OSC_POSE action for one control step."""
