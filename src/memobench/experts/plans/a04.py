@@ -1,4 +1,4 @@
-"""A04 drawer butter: check the top, middle and bottom drawers in turn, then put the butter into the one that held an object.
+"""A04 drawer butter: check the top, middle and bottom drawers, then put the butter into the one holding an object.
 
 Memory: the plan is :mod:`memobench.experts.plans.arena_drawers`' check-then-store plan;
 it remembers the drawers checked so far and the one seen holding an object (the cream

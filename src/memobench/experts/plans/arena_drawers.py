@@ -191,9 +191,9 @@ class CheckThenStorePlan(Plan):
         for level in open_levels(scene):
             if self.holds_object(scene, level) and level not in memory["holding"]:
                 memory["holding"].append(level)
-        if isinstance(finished, CloseDrawer) and is_closed(scene, finished.level):
-            if finished.level not in memory["checked"]:
-                memory["checked"].append(finished.level)
+        shut = isinstance(finished, CloseDrawer) and is_closed(scene, finished.level)
+        if shut and finished.level not in memory["checked"]:
+            memory["checked"].append(finished.level)
 
     def holds_object(self, scene: Scene, level: str) -> bool:
         """One of :attr:`contents` lies on the ``level`` drawer's floor. (Not :func:`in_drawer`:
