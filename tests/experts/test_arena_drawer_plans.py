@@ -1,4 +1,4 @@
-"""The arena's drawer plans (A11-A14, A17) deciding from a fake scene: every choice is the scene's."""
+"""The arena's drawer plans (A04, A05, A11-A14, A17) deciding from a fake scene."""
 
 from __future__ import annotations
 
@@ -69,3 +69,74 @@ def test_a11_walks_its_stages_from_the_scene_alone(reactive):
     assert isinstance(decide(both, reactive), CloseDrawer)  # the optional last stage
     done = DrawerScene({}, {"cookies_1": (-0.017, 0.31, 0.61), "butter_1": (-0.02, 0.31, 0.54)}, hidden=TABLE_SPOT)
     assert decide(done, reactive) is None
+
+
+# A04 / A05: check the three drawers, then store the butter in the target.
+CHEESE_IN_TOP = (-0.017, 0.311, 0.607)  # on the top drawer's floor, 2 cm under its site
+CHECK_START = {"butter_1": (-0.12, -0.10, 0.433), "cream_cheese_1": CHEESE_IN_TOP}
+
+
+class Picks:
+    """A generator whose draws are given in advance (the memoryless plan's guesses)."""
+
+    def __init__(self, *indices: int):
+        self.indices = list(indices)
+
+    def integers(self, n):
+        return self.indices.pop(0)
+
+
+def cheese_follows(opened: dict[str, float]) -> dict[str, tuple]:
+    """The start's items, the cream cheese moved with the top drawer."""
+    x, y, z = CHEESE_IN_TOP
+    return dict(CHECK_START, cream_cheese_1=(x, y + opened.get("top", 0.0), z))
+
+
+@pytest.mark.parametrize(("task_id", "target"), [("A04-drawer-butter", "top"), ("A05-butter-middle-drawer", "middle")])
+def test_the_check_plan_checks_top_middle_bottom_then_reopens_the_target(task_id, target):
+    plan, memory = plan_for(task_id), {}
+    plan.remember_cue([], None, memory)
+    for level in ("top", "middle", "bottom"):
+        shut = DrawerScene({}, CHECK_START)
+        opening = plan.next_skill(shut, memory, NoChoices())
+        assert isinstance(opening, OpenDrawer) and opening.level == level
+        opened = {level: -0.152}
+        scene = DrawerScene(opened, cheese_follows(opened))
+        plan.remember(opening, scene, memory)
+        closing = plan.next_skill(scene, memory, NoChoices())
+        assert isinstance(closing, CloseDrawer) and closing.level == level
+        plan.remember(closing, shut, memory)
+    assert memory == {"checked": ["top", "middle", "bottom"], "holding": ["top"]}
+    reopening = plan.next_skill(DrawerScene({}, CHECK_START), memory, NoChoices())
+    assert isinstance(reopening, OpenDrawer) and reopening.level == target
+    opened = {target: -0.152}
+    assert plan.next_skill(DrawerScene(opened, cheese_follows(opened)), memory, NoChoices()).name == "take butter_1"
+    held = DrawerScene(opened, cheese_follows(opened), held="butter_1")
+    assert plan.next_skill(held, memory, NoChoices()).name == f"butter_1 into {target}"
+    stored = DrawerScene(opened, dict(cheese_follows(opened), butter_1=(0.05, 0.16, 0.60 if target == "top" else 0.53)))
+    assert isinstance(plan.next_skill(stored, memory, NoChoices()), CloseDrawer)  # the optional stage
+    hidden = DrawerScene({}, CHECK_START, hidden=["butter_1", "cream_cheese_1"])
+    assert plan.next_skill(hidden, memory, NoChoices()) is None
+
+
+def test_a_drawer_holds_the_cream_cheese_only_when_it_lies_on_that_drawers_floor():
+    plan = plan_for("A04-drawer-butter")
+    scene = DrawerScene({}, CHECK_START)
+    # The stage's window (20 cm over a site) would take the top drawer's cheese to be in the middle one too.
+    assert plan.holds_object(scene, "top") and not plan.holds_object(scene, "middle")
+
+
+@pytest.mark.parametrize(("task_id", "target"), [("A04-drawer-butter", "top"), ("A05-butter-middle-drawer", "middle")])
+def test_without_memory_the_check_plan_guesses_and_the_reactive_one_takes_the_first_choice(task_id, target):
+    plan = plan_for(task_id)
+    start = DrawerScene({}, CHECK_START)
+    assert [plan.next_skill(start, {}, Picks(i)).level for i in range(3)] == ["top", "middle", "bottom"]
+    opened = {target: -0.152}
+    target_open = DrawerScene(opened, cheese_follows(opened))
+    assert plan.next_skill(target_open, {}, Picks(0)).name == "take butter_1"
+    assert isinstance(plan.next_skill(target_open, {}, Picks(1)), CloseDrawer)
+    other = "bottom"
+    assert isinstance(plan.next_skill(DrawerScene({other: -0.152}, CHECK_START), {}, NoChoices()), CloseDrawer)
+    plan.reactive = True
+    assert plan.next_skill(start, {}, NoChoices()).level == "top"
+    assert plan.next_skill(target_open, {}, NoChoices()).name == "take butter_1"

@@ -22,6 +22,8 @@ along x, each in its own slot.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from memobench.experts.coffee_table import grasp_height, half_height
@@ -154,3 +156,87 @@ class DrawerStoragePlan(Plan):
         if last in opened:
             return CloseDrawer(last, speed=0.4)  # gently: the items inside stay where they lie
         return None
+
+
+class CheckThenStorePlan(Plan):
+    """Open and shut the top, middle and bottom drawers in turn, then open the target drawer
+    again and put :attr:`item` in it (shut it gently at the end: an optional stage).
+
+    The target is :attr:`target_level` when the instruction names it (A05), else the drawer
+    seen holding one of :attr:`contents` while it was checked (A04). The item goes
+    :attr:`slot_x` along x from the drawer's centre, beside what already lies there.
+
+    Memory: ``checked`` - the drawers opened and shut again so far, in order; ``holding`` -
+    the drawers seen holding an object while open. Both start empty (:meth:`remember_cue`),
+    so a plan whose memory lacks them is running memoryless. Without memory the scene does
+    not tell how many checks were made (all drawers shut and the item on the table look the
+    same before the first check and after the last): with every drawer shut it opens one
+    uniformly (the reactive expert: the top one, first in view), and with a drawer open
+    that could be the target it guesses between putting the item in and shutting it again
+    (the reactive expert puts it in: an open drawer invites it). An item once stored is
+    done for every variant: only the expert stores it after the three checks.
+    """
+
+    item = "butter_1"
+    target_level: str | None = None
+    contents: tuple[str, ...] = ()
+    slot_x = 0.0
+
+    def remember_cue(self, cue_states: Sequence[np.ndarray], scene: Scene, memory: Memory) -> None:
+        memory["checked"], memory["holding"] = [], []
+
+    def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
+        if "checked" not in memory:
+            return
+        for level in open_levels(scene):
+            if self.holds_object(scene, level) and level not in memory["holding"]:
+                memory["holding"].append(level)
+        shut = isinstance(finished, CloseDrawer) and is_closed(scene, finished.level)
+        if shut and finished.level not in memory["checked"]:
+            memory["checked"].append(finished.level)
+
+    def holds_object(self, scene: Scene, level: str) -> bool:
+        """One of :attr:`contents` lies on the ``level`` drawer's floor. (Not :func:`in_drawer`:
+        the stage's 20 cm window above a drawer's site takes in the drawer above, 7 cm higher.)"""
+        site = scene.pos(region_name(level))
+        for name in self.contents:
+            offset = scene.pos(name) - site
+            if np.linalg.norm(offset[:2]) < IN_DRAWER_RADIUS and -FLOOR_BELOW_SITE - 0.01 < offset[2] < 0.03:
+                return True
+        return False
+
+    def could_be_target(self, scene: Scene, level: str) -> bool:
+        """What the scene alone says of an open drawer: it is the target, or might be."""
+        return level == self.target_level if self.target_level else self.holds_object(scene, level)
+
+    def target(self, memory: Memory) -> str | None:
+        if self.target_level:
+            return self.target_level
+        return memory["holding"][0] if memory["holding"] else None
+
+    def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
+        opened = open_levels(scene)
+        if scene.grasped(self.item):
+            return put_in(scene, self.item, opened[0], self.slot_x) if opened else None
+        if scene.hidden(self.item) or any(in_drawer(scene, self.item, level) for level in LEVELS):
+            return CloseDrawer(opened[0], speed=0.4) if opened else None  # gently: the item stays put
+        checked = memory.get("checked")
+        if checked is None:
+            return self._guess(scene, opened, rng)
+        if len(checked) < len(LEVELS):  # checking: the open drawer is the one being checked
+            return CloseDrawer(opened[0]) if opened else OpenDrawer(LEVELS[len(checked)])
+        target = self.target(memory)
+        if target is None:
+            return None  # no drawer held an object: nothing the instruction asks can be done
+        if target in opened:
+            return take(scene, self.item)
+        return CloseDrawer(opened[0]) if opened else OpenDrawer(target)
+
+    def _guess(self, scene: Scene, opened: list[str], rng: np.random.Generator) -> Skill:
+        """The memoryless decision (class docstring)."""
+        if not opened:
+            return OpenDrawer(self.choose(LEVELS, rng))
+        level = opened[0]
+        if self.could_be_target(scene, level) and self.choose(("store", "shut"), rng) == "store":
+            return take(scene, self.item)
+        return CloseDrawer(level)
