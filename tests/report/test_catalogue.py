@@ -28,6 +28,14 @@ def test_every_task_gets_a_section_with_its_checkpoints_texts_and_ops(suite):
             row = next(line for line in text.splitlines() if f"`{cp.id}`" in line)
             assert cp.op.value in row and cp.text.coarse in row and cp.text.fine in row
     assert "![" not in text  # no image links without stills
+    assert text.startswith("# MEMOBench task catalogue")
+
+
+def test_the_arena_alone_gets_its_own_title():
+    arena = Suite.load(arena=True)
+    assert catalogue_markdown(arena.select("arena"), None).startswith("# Arena task catalogue")
+    mixed = arena.select("A01-cookies-tomato-basket") + arena.select("T01-check-top-drawer")
+    assert catalogue_markdown(mixed, None).startswith("# MEMOBench task catalogue")
 
 
 def test_sections_link_the_stills_and_list_bindings_and_chance(suite):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from memobench.core.spec import TaskSpec, violation_window
-from memobench.core.suite import Task
+from memobench.core.suite import Task, arena_number
 from memobench.core.suite_counts import COUNT_KEYS, suite_stats
 
 STILL_SIZE = 256  # pixels; the harness's camera size
@@ -117,12 +117,15 @@ def task_section(task: Task, image_dir: str | None) -> list[str]:
 
 
 def catalogue_markdown(tasks: Iterable[Task], image_dir: str | None = "tasks") -> str:
-    """The whole catalogue: a summary table, the suite counts, then one section per task."""
+    """The whole catalogue: a summary table, the suite counts, then one section per task.
+
+    Titled after the suite when every task is the arena's (RoboMemArena's tasks), else MEMOBench's."""
     tasks = list(tasks)
     stats = suite_stats(tasks)
     counts = stats.total.counts()
+    arena = bool(tasks) and all(arena_number(task.id) is not None for task in tasks)
     lines = [
-        "# MEMOBench task catalogue",
+        "# Arena task catalogue (RoboMemArena's tasks)" if arena else "# MEMOBench task catalogue",
         "",
         "Generated from the task files by `memobench tasks catalogue`; do not edit by hand.",
         "",
