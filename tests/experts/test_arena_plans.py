@@ -26,32 +26,7 @@ from memobench.experts.plans import (
 )
 from memobench.experts.pouring import Pour
 
-ARENA_PLANS = [
-    "A01-cookies-tomato-basket",
-    "A02-butter-popcorn-basket",
-    "A03-cream-pudding-basket",
-    "A06-pour-tomato-sauce-into-bowl-drainer",
-    "A07-pour-tomato-sauce-into-frypan",
-    "A08-pick-chocolate-in-frypan-pour-tomato-sauce-twice",
-    "A09-pick-butter-in-frypan-pour-tomato-sauce-twice-and-place-tomato-sauce-in-bowl-drainer",
-    "A10-pour-wine-bottle-into-mug",
-    "A11-cookies-top-butter-middle",
-    "A12-cookies-chocolate-middle-drawer",
-    "A13-butter-cookies-middle-drawer",
-    "A14-cookies-chocolate-drawers",
-    "A15-butter-milk-frypan",
-    "A16-pour-milk-in-red-coffee-mug-twice-and-place-milk-in-bowl-drainer",
-    "A17-butter-chocolate-middle-drawer",
-    "A18-chocolate-butter-cabinet",
-    "A19-tomato-milk-orange-cabinet",
-    "A20-cookies-chocolate-microwave",
-    "A21-butter-chocolate-microwave",
-    "A22-pour-tomato-cookies-microwave",
-    "A23-cream-popcorn-microwave",
-    "A24-cookies-popcorn-microwave",
-    "A25-butter-cream",
-    "A26-chocolate-pudding-cream",
-]
+ARENA_PLANS = [task.id for task in Suite.load(arena=True).select("arena")]  # every arena task has an expert
 TABLE = 0.424
 
 
