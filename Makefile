@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/memobench eval
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
 # The inner loop: every test that needs no simulator (about half a minute).
 test-fast: $(STAMP)

@@ -33,7 +33,7 @@ PILOTS = [
     "T03-check-all-drawers",
     "T09-pour-twice-bowl",
 ]
-# The arena's 24 plans share six modules; one episode of a task per module and grasp (each
+# The arena's 26 plans share six modules; one episode of a task per module and grasp (each
 # arena plan's decisions are tested without a simulator in tests/experts/test_arena_*.py),
 # to keep `make test` short: arena episodes run 500-1,200 steps.
 ARENA_SAMPLE = [
@@ -41,8 +41,7 @@ ARENA_SAMPLE = [
     "A06-pour-tomato-sauce-into-bowl-drainer",  # arena_pour, grasped from above
     "A10-pour-wine-bottle-into-mug",  # arena_pour, held from the side
     "A12-cookies-chocolate-middle-drawer",  # arena_drawers
-    "A18-chocolate-butter-cabinet",  # cabinet_transfer
-    "A19-tomato-milk-orange-cabinet",  # cabinet_transfer, the jar and the cartons upright
+    "A19-tomato-milk-orange-cabinet",  # cabinet_transfer (the jar and the cartons upright; A18's packs lie as A25's)
     "A20-cookies-chocolate-microwave",  # arena_microwave
     "A22-pour-tomato-cookies-microwave",  # a22: pours, set aside, then the microwave
     "A25-butter-cream",  # plate_transfer
