@@ -9,8 +9,8 @@ X" and "plate X" is one skill (pick and set down), so a guess is made once.
 Chance 1/2.
 
 Bottles are picked from above and lifted until their bottoms clear the
-basket's rim (14.6 cm); they are let go over the basket's middle and fall
-in, or stood on the plate (skills in ``experts/bottles.py``).
+basket's rim (14.6 cm); they are lowered into the basket's middle and let go
+4 cm over its floor, or stood on the plate (skills in ``experts/bottles.py``).
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from memobench.experts.skills import Chain, Skill
 BOTTLES = ("ketchup_1", "bbq_sauce_1")
 BASKET, PLATE = "basket_1", "yellow_plate_1"
 BASKET_RIM = 0.146  # basket's top over its origin
+BASKET_FLOOR = 0.022  # basket's inner floor over its origin (a bottle standing in it: bottom 0.917, origin 0.895)
 PLATE_TOP = 0.016  # yellow plate's top over its origin
 
 
 def discard(bottle: str, held: bool = False) -> Chain:
-    return drop_into(bottle, BASKET, BASKET_RIM, held=held)
+    return drop_into(bottle, BASKET, BASKET_RIM, BASKET_FLOOR, held=held)
 
 
 def serve(bottle: str, held: bool = False) -> Chain:
