@@ -55,7 +55,7 @@ def drop_into(bottle: str, container: str, rim: float, floor: float, *, held: bo
     """(Pick and) carry ``bottle`` over ``container``'s rim (``rim`` over its origin), lower it into
     it and let go :data:`DROP_HEIGHT` over its floor (``floor`` over its origin).
 
-    Let go over the rim instead, a bottle fell ~12 cm and once came to rest leaning on the
+    Let go over the rim instead, a bottle fell ~15 cm and once came to rest leaning on the
     container's wall (P03's slow expert), where ``on(bottle, container)`` does not hold.
     """
 
