@@ -19,10 +19,8 @@ repository root.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -42,23 +40,9 @@ def stand_in_checkpoint(folder: Path) -> Path:
 
 def run(task, policy: dict, adapter, episodes: int, horizon: int | None) -> dict:
     """Episodes of ``task`` through the harness in this process: seconds, steps, queries, adapter time."""
-    from memobench.evaluation.protocol import Protocol
-    from memobench.evaluation.run_request import RunRequest
-    from memobench.evaluation.runner import evaluate
+    from benchmarks.harness_speed import timed_run
 
-    with tempfile.TemporaryDirectory() as out:
-        request = RunRequest(
-            tasks=[task],
-            num_trials_per_task=episodes,
-            out_root=Path(out),
-            protocol=Protocol(horizon=horizon, adapter_timeout=0),
-            policy=policy,
-            workers=0,
-        )
-        start = time.perf_counter()
-        evaluate(request, adapter)
-        seconds = time.perf_counter() - start
-        records = [json.loads(line) for line in (Path(out) / "ledger.jsonl").read_text().splitlines()]
+    seconds, records = timed_run(task, episodes, horizon, policy, adapter)
     return {
         "seconds": seconds,
         "steps": sum(r["steps"] for r in records),

@@ -22,6 +22,7 @@ memory:  peak RSS of a worker (one process running the episodes), and its
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from pathlib import Path
@@ -43,20 +44,31 @@ class _NoopWithImages(NoopPolicy):
     needs_images = True
 
 
-def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0, adapter=None) -> float:
-    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this process)."""
+def timed_run(task, episodes: int, horizon: int | None, policy: dict, adapter, workers: int = 0):
+    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this
+    process), and the run's ledger records."""
     with tempfile.TemporaryDirectory() as out:
         request = RunRequest(
             tasks=[task],
             num_trials_per_task=episodes,
             out_root=Path(out),
             protocol=Protocol(horizon=horizon, adapter_timeout=0),
-            policy={"name": policy, "adapter_kwargs": {}},
+            policy=policy,
             workers=workers,
         )
         start = time.perf_counter()
-        evaluate(request, adapter or NoopPolicy())
-        return time.perf_counter() - start
+        evaluate(request, adapter)
+        seconds = time.perf_counter() - start
+        records = [json.loads(line) for line in (Path(out) / "ledger.jsonl").read_text().splitlines()]
+    return seconds, records
+
+
+def run_harness(task, episodes: int, horizon: int, policy: str = "noop", workers: int = 0, adapter=None) -> float:
+    """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this process)."""
+    seconds, _ = timed_run(
+        task, episodes, horizon, {"name": policy, "adapter_kwargs": {}}, adapter or NoopPolicy(), workers
+    )
+    return seconds
 
 
 def run_naive(task, episodes: int, horizon: int, replan: int = 5) -> float:
