@@ -80,3 +80,20 @@ def test_an_empty_data_folder_is_refused(tmp_path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no demo files"):
         train(settings(), tmp_path / "empty", tmp_path / "out", embedder=HashEmbedder(8))
+
+
+def test_resuming_on_other_demos_is_refused(tmp_path, data) -> None:
+    train(settings(steps=2), data, tmp_path / "out", embedder=HashEmbedder(8))
+    more = tmp_path / "more"
+    write_dataset(more, more / "state-features", tasks=3)
+    with pytest.raises(ValueError, match=r"^the data changed since this run began \(4 demos, now 6\)"):
+        train(settings(steps=4), more, tmp_path / "out", embedder=HashEmbedder(8))
+    train(settings(steps=4), data, tmp_path / "out", embedder=HashEmbedder(8))  # the same demos resume
+
+
+def test_a_features_folder_is_refused_for_a_lerobot_export(tmp_path) -> None:
+    export = tmp_path / "export"
+    (export / "meta").mkdir(parents=True)
+    (export / "meta" / "info.json").write_text("{}")
+    with pytest.raises(ValueError, match="is a LeRobot export, which carries its own state: --features"):
+        train(settings(), export, tmp_path / "out", features_dir=tmp_path / "f", embedder=HashEmbedder(8))

@@ -186,6 +186,11 @@ class DemoRef:
     name: str
     instruction: str
 
+    @property
+    def key(self) -> str:
+        """Which demo this is, independent of where the folder lies."""
+        return f"{self.demo_file.name}:{self.name}"
+
 
 def index_demos(data_dir: Path, features_dir: Path) -> list[DemoRef]:
     """Every demo of every ``*.hdf5`` file in ``data_dir`` (attributes only), in file and demo order."""

@@ -52,6 +52,11 @@ class EpisodeRef:
     checkpoints: str  # JSON, as the export's episode row holds it
     videos: tuple[tuple[Path, int], ...] = ()  # rgb: per camera, its video file and the episode's first frame there
 
+    @property
+    def key(self) -> str:
+        """Which episode this is, independent of where the export lies."""
+        return f"episode_{self.episode}:{self.instruction}"
+
 
 def index_episodes(folder: Path, obs: str) -> list[EpisodeRef]:
     """Every episode of the export in episode order; ValueError (one line) for an export training cannot use."""

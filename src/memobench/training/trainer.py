@@ -94,6 +94,28 @@ def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
             raise ValueError(f"{key} was {old.get(key)!r} in this run folder, now {value!r}: use another --out")
 
 
+def data_identity(source: BatchSource) -> dict[str, Any]:
+    """What the batches are drawn from: the number of demos and a digest of which they are, in order.
+
+    Batch ``b`` picks demos by index into this list, so a resume on a folder that gained, lost or
+    reordered demos would not draw the batches the uninterrupted run would have.
+    """
+    import hashlib
+
+    names = [ref.key for ref in source.refs]
+    return {"demos": len(names), "digest": hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]}
+
+
+def check_data(existing: dict[str, Any], identity: dict[str, Any]) -> None:
+    """Refuse to resume on other demos than the run began with (a folder from before this check passes)."""
+    old = existing.get("data")
+    if old is not None and old != identity:
+        raise ValueError(
+            f"the data changed since this run began ({old['demos']} demos, now {identity['demos']}"
+            f"{'' if old['demos'] != identity['demos'] else ', other ones'}): use another --out"
+        )
+
+
 def check_network(existing: dict[str, Any], policy_config) -> None:
     """Refuse to resume a run whose network the data would change (e.g. rgb frames rendered at another size)."""
     from memobench.training.models import PolicyConfig
@@ -132,6 +154,10 @@ def open_source(
 
     options = settings.data_options()
     if data_dir.is_dir() and is_lerobot_export(data_dir):
+        if features_dir is not None:
+            raise ValueError(
+                f"{data_dir} is a LeRobot export, which carries its own state: --features is for a collect folder"
+            )
         source = LeRobotSource(data_dir, options, settings.batch_size, settings.seed)
         return source, export_image_size(data_dir) if settings.obs == "rgb" else 0
     if not data_dir.is_dir() or not any(data_dir.glob("*.hdf5")):
@@ -207,6 +233,9 @@ def train(
     if existing is not None:
         check_resume(existing, settings)
     source, side = open_source(settings, data_dir, features_dir, events)
+    identity = data_identity(source)
+    if existing is not None:
+        check_data(existing, identity)
     rgb = settings.obs == "rgb"
     torch.manual_seed(settings.seed)
     embedder = embedder or make_embedder(settings.embedder)
@@ -231,7 +260,7 @@ def train(
         start = load_optimizer(folder, optimizer)
         texts, table = load_texts(folder)
         cache = EmbeddingCache(embedder, texts, table)
-    write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name})
+    write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name, "data": identity})
     log_path = out / "train_log.csv"
     _trim_log(log_path, start)
     writer = _tensorboard(out)
