@@ -128,18 +128,24 @@ def render_command(
     """Add camera images to every demo by replaying its stored states (identical to live frames)."""
     from memobench.cli.progress import RunProgress
     from memobench.data.jobs import DataJobError, render_dataset
+    from memobench.data.render import already_rendered
 
     paths = sorted(folder.glob("*.hdf5")) if folder.is_dir() else []
     if not paths:
         raise fail(f"no <task>.hdf5 files in {folder}")
+    chosen = _cameras(cameras)
+    # what an earlier (perhaps killed) run finished is kept: the command resumes
+    pending = [p for p in paths if not already_rendered(p, image_size, list(chosen), render_quality)]
     start = time.perf_counter()
     try:  # a file that cannot be rendered is left as it was; the others get their images
         with RunProgress() as progress:
-            render_dataset(paths, image_size, _cameras(cameras), execution, progress, quality=render_quality)
+            render_dataset(pending, image_size, chosen, execution, progress, quality=render_quality)
     except DataJobError as e:
         raise fail(str(e)) from None
+    kept = len(paths) - len(pending)
     Console().print(
-        f"Rendered {len(paths)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s."
+        f"Rendered {len(pending)} file(s) at {image_size}x{image_size} in {time.perf_counter() - start:.0f} s"
+        + (f"; {kept} already rendered so were kept." if kept else ".")
     )
 
 

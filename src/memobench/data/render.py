@@ -43,6 +43,31 @@ def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dic
     return {c: np.stack(f) if f else np.zeros((0, size, size, 3), np.uint8) for c, f in frames.items()}
 
 
+def already_rendered(path: Path, size: int, cameras: list[str], quality: str) -> bool:
+    """Whether every demo of ``path`` has ``cameras``' frames drawn at ``size`` and ``quality``.
+
+    What lets a killed ``data render`` resume by skipping finished files. The file attributes
+    suffice for a file this project wrote (collection refuses to add demos to a rendered file);
+    the per-demo check guards against a file changed some other way. False for any unreadable file.
+    """
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as f:
+            data = f["data"]
+            if (
+                int(data.attrs.get("image_size", 0)) != size
+                or str(data.attrs.get("render_quality", "")) != quality
+                or not set(cameras) <= set(str(data.attrs.get("cameras", "")).split(","))
+            ):
+                return False
+            keys = [f"{prefix}/{IMAGE_KEYS[c]}" for c in cameras for prefix in ("obs", "cue")]
+            demos = [data[k] for k in data if k.startswith("demo_")]
+            return all(key in demo for demo in demos for key in keys)
+    except (OSError, KeyError, ValueError):
+        return False
+
+
 def render_task_file(
     path: Path,
     size: int,
