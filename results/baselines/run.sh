@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The runs behind docs/baselines.md: reference policies trained on the 1,500 demos and
+# evaluated on the 30 MEMOBench tasks. Every stage resumes where it stopped: run it again.
+#
+#   results/baselines/run.sh collect             # the demos (DATA, default data/demos)
+#   results/baselines/run.sh base                # bc-mlp, bc-gru, bc-transformer: train, evaluate
+#   results/baselines/run.sh losses POLICY       # POLICY (the better memory policy of `base`)
+#                                                # with each alignment loss, and with oracle memory
+#   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
+#   results/baselines/run.sh rgb POLICY          # one rgb model on the pilot tasks' demos and tasks
+#   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
+#
+# Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
+# STEPS (default 10000) the optimiser steps of every model.
+set -euo pipefail
+
+DATA=${DATA:-data/demos}
+WORKERS=${WORKERS:-2}
+STEPS=${STEPS:-10000}
+ROOT=results/baselines
+TRAIN="--data $DATA --steps $STEPS --checkpoint-every 1000"
+EVAL="--tasks all --num-trials-per-task 20 --workers $WORKERS --resume"
+
+# train NAME ARGS...: the training folder ROOT/train/NAME
+train() {
+    local name=$1
+    shift
+    memobench train $TRAIN --out "$ROOT/train/$name" "$@"
+}
+
+# evaluate NAME ARGS...: the checkpoint ROOT/train/NAME on all 30 tasks, into ROOT/eval/NAME
+evaluate() {
+    local name=$1
+    shift
+    memobench eval --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$name\"}" \
+        $EVAL --replan-steps 5 --out-root "$ROOT/eval/$name" "$@"
+}
+
+case ${1:-} in
+collect)
+    memobench collect --tasks all --episodes 50 --workers "$WORKERS" --out "$DATA"
+    ;;
+base)
+    for policy in mlp gru transformer; do
+        train "$policy" --policy "bc-$policy"
+    done
+    for policy in mlp gru transformer; do
+        evaluate "$policy"
+    done
+    ;;
+losses)
+    policy=${2:?the memory policy the losses are added to: gru or transformer}
+    for align in semantic contrastive framewise; do
+        train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
+    done
+    train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+    for align in semantic contrastive framewise; do
+        evaluate "$policy-$align"
+    done
+    evaluate "$policy-oracle" --memory-oracle intermediate
+    ;;
+sweep)
+    name=${2:?the trained run to sweep, e.g. gru-contrastive}
+    memobench sweep --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$name\"}" \
+        --tasks all --num-trials-per-task 20 --workers "$WORKERS" --replan-steps 20,35,50 \
+        --out-root "$ROOT/sweep/$name"
+    ;;
+rgb)
+    policy=${2:?the memory policy to train on images: gru or transformer}
+    # the pilot tasks' demos, copied and rendered at 64 px (the 1,500 stay camera-free)
+    mkdir -p "$DATA-pilot-rgb64"
+    for id in $(memobench tasks list --tasks pilot --json | python -c 'import json,sys; print(*[t["id"] for t in json.load(sys.stdin)])'); do
+        target="$DATA-pilot-rgb64/$id.hdf5"
+        [ -e "$target" ] || { cp "$DATA/$id.hdf5" "$target.copying" && mv "$target.copying" "$target"; }
+    done
+    memobench data render "$DATA-pilot-rgb64" --image-size 64 --workers "$WORKERS"
+    memobench train --data "$DATA-pilot-rgb64" --steps 2000 --obs rgb --policy "bc-$policy" \
+        --out "$ROOT/train/$policy-rgb"
+    memobench eval --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$policy-rgb\"}" \
+        --tasks pilot --num-trials-per-task 20 --workers "$WORKERS" --resume --replan-steps 5 \
+        --resize-size 64 --out-root "$ROOT/eval/$policy-rgb"
+    ;;
+report)
+    runs=$(find "$ROOT/eval" "$ROOT/sweep" -name run.json -printf '%h\n' 2>/dev/null | sort)
+    memobench report $runs --out docs/baselines-report
+    # memory against memoryless, and each variant against its plain policy
+    for name in $(ls "$ROOT/eval"); do
+        case $name in
+        mlp) continue ;;
+        *-*) base=${name%%-*} ;;
+        *) base=mlp ;;
+        esac
+        [ -e "$ROOT/eval/$base/run.json" ] || continue
+        memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
+    done
+    ;;
+*)
+    sed -n '2,15p' "$0"
+    exit 2
+    ;;
+esac
