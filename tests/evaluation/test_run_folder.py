@@ -19,6 +19,7 @@ from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_folder import (
     RUN_JSON,
     RunFolderError,
+    policy_label,
     prepare_run_folder,
     run_manifest,
 )
@@ -331,3 +332,26 @@ def test_resume_may_add_tasks(tmp_path: Path, tasks: list[Task]) -> None:
     result = prepare_run_folder(tmp_path, manifest(tasks[1:]), resume=True)
     assert result["tasks"] == {t.id: t.spec_hash for t in tasks}
     assert read_run_json(tmp_path)["tasks"] == result["tasks"]
+
+
+@pytest.mark.parametrize(
+    ("block", "label"),
+    [
+        ({"name": "expert", "adapter_kwargs": {}}, "expert"),
+        (
+            {"name": "checkpoint", "adapter_kwargs": {"path": "results/baselines/train/gru-semantic"}},
+            "checkpoint-gru-semantic",
+        ),
+        ({"name": "checkpoint", "adapter_kwargs": {"path": "train/mlp/checkpoint/"}}, "checkpoint-mlp"),
+        ({"name": "checkpoint", "adapter_kwargs": {}}, "checkpoint"),
+        ({"adapter_spec": "examples/my_policy.py:make", "adapter_kwargs": {}}, "my_policy"),
+        ({"adapter_spec": "pkg.policies:make"}, "policies"),
+        # a crafted run.json: nothing but a file-safe name comes out
+        ({"name": "checkpoint", "adapter_kwargs": {"path": "x/ev il;$(rm)"}}, "checkpoint-ev_il___rm_"),
+        ({"name": "checkpoint", "adapter_kwargs": ["path"]}, "checkpoint"),
+        ({"name": "../../x"}, ".._.._x"),
+        ({}, "unknown"),
+    ],
+)
+def test_policy_label(block: dict[str, Any], label: str) -> None:
+    assert policy_label(block) == label

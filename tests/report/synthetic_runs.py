@@ -89,6 +89,7 @@ def write_run(
     replan_steps: int = 5,
     memory_oracle: str | None = None,
     seed: int = 7,
+    adapter_kwargs: dict | None = None,
 ) -> Path:
     """Write a run folder like ``memobench eval`` does (run.json and ledger.jsonl); returns it."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -97,7 +98,7 @@ def write_run(
     manifest = {
         "created": "2026-01-01T00:00:00+00:00",
         "protocol": protocol.model_dump(mode="json"),
-        "policy": {"name": policy, "adapter_kwargs": {}},
+        "policy": {"name": policy, "adapter_kwargs": adapter_kwargs or {}},
         "tasks": {tid: "synthetic" for tid in sorted({r.task_id for r in records})},
         "num_trials_per_task": max((r.episode + 1 for r in records), default=0),
         "video": "none",

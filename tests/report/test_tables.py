@@ -187,3 +187,14 @@ def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
         load_runs([write_run(tmp_path / "empty", [], "expert", 5)])
     with pytest.raises(ReportError, match="not a folder"):
         load_runs([tmp_path / "missing"])
+
+
+def test_trained_models_are_conditions_of_their_own(tmp_path, records):
+    """Two `--policy checkpoint` runs on the same seeds are two rows, named by their training folders."""
+    from tests.report.synthetic_runs import write_run
+
+    mlp, gru = (
+        write_run(tmp_path / name, records["expert"], "checkpoint", 5, adapter_kwargs={"path": f"train/{name}"})
+        for name in ("mlp", "gru")
+    )
+    assert [run.condition.label for run in load_runs([mlp, gru])] == ["checkpoint-gru k=5", "checkpoint-mlp k=5"]

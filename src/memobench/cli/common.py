@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -59,8 +58,3 @@ def load_policy(policy: str | None, adapter_spec: str | None, kwargs: dict[str, 
         return build_adapter(builtin_spec(name), kwargs), {"name": name, "adapter_kwargs": kwargs}
     except AdapterSpecError as e:
         raise fail(str(e)) from None
-
-
-def policy_label(block: dict[str, Any]) -> str:
-    """A short name for a policy block: the built-in's name or the adapter file's stem."""
-    return block.get("name") or Path(block["adapter_spec"].split(":")[0]).stem

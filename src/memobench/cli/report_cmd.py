@@ -16,12 +16,12 @@ from memobench.cli.common import (
     fail,
     load_policy,
     parse_kwargs,
-    policy_label,
     select_tasks,
 )
 from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
+from memobench.evaluation.run_folder import policy_label
 
 annotations_app = typer.Typer(help="Blind relabelling sheets for annotation agreement.", no_args_is_help=True)
 

@@ -47,6 +47,33 @@ def _versions() -> dict[str, str]:
     return found
 
 
+def policy_label(block: dict[str, Any]) -> str:
+    """A short name for ``run.json``'s ``policy`` block: report rows and default run folders use it.
+
+    A built-in's name (``expert``), except ``checkpoint``, whose runs differ only in the trained
+    model: ``checkpoint-<training folder's name>`` (``checkpoint-gru-contrastive`` for
+    ``{"path": "results/baselines/train/gru-contrastive"}``), so two trained models are two
+    conditions of a report. Otherwise the adapter file's stem or the module's last part. Only
+    letters, digits, ``-``, ``_`` and ``.`` come from the block (it may be a crafted ``run.json``).
+    """
+    name = block.get("name")
+    if name:
+        kwargs = block.get("adapter_kwargs")
+        path = kwargs.get("path") if name == "checkpoint" and isinstance(kwargs, dict) else None
+        if isinstance(path, str) and path.strip("/"):
+            folder = Path(path.rstrip("/"))
+            if folder.name == "checkpoint":  # the checkpoint subfolder given instead of the training folder
+                folder = folder.parent
+            return _file_safe(f"checkpoint-{folder.name}")
+        return _file_safe(str(name))
+    target = str(block.get("adapter_spec") or "unknown").split(":")[0]
+    return _file_safe(Path(target).stem if target.endswith(".py") else target.rsplit(".", 1)[-1])
+
+
+def _file_safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text) or "unknown"
+
+
 def run_manifest(
     protocol: Protocol, policy: dict[str, Any], tasks: list[Task], num_trials: int, video: str
 ) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from memobench.core.records import EpisodeRecord
 from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel, MemoryType
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import stored_protocol
-from memobench.evaluation.run_folder import RUN_JSON
+from memobench.evaluation.run_folder import RUN_JSON, policy_label
 from memobench.metrics.aggregate import summarize
 
 ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
@@ -92,16 +92,6 @@ class Run:
         return sorted({r.task_id for r in self.records})
 
 
-def policy_label(manifest: dict[str, Any]) -> str:
-    """The policy's name from ``run.json``: the built-in name, else the adapter file or module."""
-    policy = manifest.get("policy") or {}
-    if policy.get("name"):
-        return str(policy["name"])
-    spec = str(policy.get("adapter_spec") or "unknown")
-    target = spec.split(":")[0]
-    return Path(target).stem if target.endswith(".py") else target.rsplit(".", 1)[-1]
-
-
 def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str, Any], list[EpisodeRecord]]:
     """(condition, run.json content, ledger records) of one run folder.
 
@@ -120,7 +110,8 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     try:
         manifest = json.loads(run_json.read_text())
         protocol = manifest["protocol"]
-        condition = Condition(policy_label(manifest), int(protocol["replan_steps"]), protocol.get("memory_oracle"))
+        policy = policy_label(manifest.get("policy") or {})
+        condition = Condition(policy, int(protocol["replan_steps"]), protocol.get("memory_oracle"))
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
@@ -210,10 +201,10 @@ def _check_same_protocol(first: Path, a: dict[str, Any], other: Path, b: dict[st
     pa, pb = stored_protocol(a.get("protocol", {})), stored_protocol(b.get("protocol", {}))
     diffs = [key for key in sorted(set(pa) | set(pb)) if pa.get(key) != pb.get(key)]
     if diffs:
-        key = diffs[0]
+        key, label = diffs[0], f"{policy_label(a.get('policy') or {})} k={pa.get('replan_steps')}"
         raise ReportError(
-            f"{first} and {other} are both '{policy_label(a)} k={pa.get('replan_steps')}' but differ in "
-            f"protocol field '{key}' ({pa.get(key)!r} vs {pb.get(key)!r}); report them separately"
+            f"{first} and {other} are both '{label}' but differ in protocol field '{key}' "
+            f"({pa.get(key)!r} vs {pb.get(key)!r}); report them separately"
         )
 
 
