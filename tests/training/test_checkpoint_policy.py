@@ -16,7 +16,6 @@ from tests.training.synthetic import write_dataset  # noqa: E402
 from memobench.data.state_features import STATE_DIM  # noqa: E402
 from memobench.policies.loader import policy_factory  # noqa: E402
 from memobench.training.checkpoint_policy import CheckpointPolicy  # noqa: E402
-from memobench.training.dataset import TIME_SCALE  # noqa: E402
 from memobench.training.embedding import HashEmbedder  # noqa: E402
 from memobench.training.trainer import TrainSettings, train  # noqa: E402
 
@@ -49,7 +48,6 @@ def test_builds_by_name_in_a_fresh_factory_and_acts_as_the_network(tmp_path) -> 
     whole = policy.net(
         torch.from_numpy(states)[None],
         prompt.expand(1, 4, -1),
-        torch.arange(4)[None] * 5 / TIME_SCALE,
         torch.arange(4)[None],
         torch.from_numpy(cue[::5])[None],
         torch.tensor([3]),
@@ -60,6 +58,16 @@ def test_builds_by_name_in_a_fresh_factory_and_acts_as_the_network(tmp_path) -> 
     policy._state = lambda obs: states[0]
     again = policy.infer_actions({"step": 0}, "do task 0", 224)
     assert not np.allclose(again, chunks[0])  # no cue this time: the memory starts elsewhere
+
+
+def test_the_memoryless_policy_has_no_clock(tmp_path) -> None:
+    """bc-mlp answers the same observation and prompt alike whenever it comes: no step count reaches it
+    (a clock is memory: on demos of one speed it would replay the plan by the time)."""
+    policy = CheckpointPolicy(str(trained(tmp_path, policy="bc-mlp")))
+    state = np.random.default_rng(1).standard_normal(STATE_DIM).astype(np.float32)
+    policy._state = lambda obs: state
+    early, late = (policy.infer_actions({"step": step}, "do task 0", 224) for step in (0, 900))
+    np.testing.assert_array_equal(early, late)
 
 
 def test_an_unseen_prompt_is_embedded_with_the_training_encoder(tmp_path) -> None:

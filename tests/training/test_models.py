@@ -11,8 +11,8 @@ from memobench.training.models import POLICIES, MemoryPolicy, PolicyConfig, Roll
 T = 11
 
 
-def run(net, states, prompts, times, cue):
-    return net(states, prompts, times, torch.arange(states.shape[1])[None], cue, torch.tensor([cue.shape[1]]))
+def run(net, states, prompts, cue):
+    return net(states, prompts, torch.arange(states.shape[1])[None], cue, torch.tensor([cue.shape[1]]))
 
 
 def inputs(seed: int = 0):
@@ -20,7 +20,6 @@ def inputs(seed: int = 0):
     return (
         torch.randn(1, T, 10, generator=g),
         torch.randn(1, T, 6, generator=g),
-        torch.rand(1, T, generator=g),
         torch.randn(1, 4, 8, generator=g),
     )
 
@@ -41,10 +40,10 @@ def test_outputs_have_the_documented_shapes(kind: str) -> None:
 @pytest.mark.parametrize("kind", POLICIES)
 def test_a_frame_never_sees_the_future(kind: str) -> None:
     net = net_of(kind)
-    states, prompts, times, cue = inputs()
+    states, prompts, cue = inputs()
     changed = states.clone()
     changed[0, 7:] += 5.0
-    a, b = run(net, states, prompts, times, cue), run(net, changed, prompts, times, cue)
+    a, b = run(net, states, prompts, cue), run(net, changed, prompts, cue)
     torch.testing.assert_close(a["actions"][0, :7], b["actions"][0, :7])
     assert not torch.allclose(a["actions"][0, 7], b["actions"][0, 7])
 
@@ -52,33 +51,33 @@ def test_a_frame_never_sees_the_future(kind: str) -> None:
 @pytest.mark.parametrize(("kind", "remembers"), [("bc-mlp", False), ("bc-gru", True), ("bc-transformer", True)])
 def test_only_memory_policies_depend_on_the_past_and_the_cue(kind: str, remembers: bool) -> None:
     net = net_of(kind)
-    states, prompts, times, cue = inputs()
+    states, prompts, cue = inputs()
     past = states.clone()
     past[0, 8] += 5.0  # two frames back: inside the transformer's window
     other_cue = cue + 1.0
-    last = run(net, states, prompts, times, cue)["actions"][0, -1]
-    assert torch.allclose(last, run(net, past, prompts, times, cue)["actions"][0, -1]) != remembers
-    assert torch.allclose(last, run(net, states, prompts, times, other_cue)["actions"][0, -1]) != remembers
+    last = run(net, states, prompts, cue)["actions"][0, -1]
+    assert torch.allclose(last, run(net, past, prompts, cue)["actions"][0, -1]) != remembers
+    assert torch.allclose(last, run(net, states, prompts, other_cue)["actions"][0, -1]) != remembers
 
 
 def test_the_transformer_forgets_what_left_its_reach() -> None:
     net = net_of("bc-transformer")  # window 3, 2 layers: reaches 4 frames back
-    states, prompts, times, cue = inputs()
+    states, prompts, cue = inputs()
     early = states.clone()
     early[0, 0] += 5.0
     torch.testing.assert_close(
-        run(net, states, prompts, times, cue)["actions"][0, -1], run(net, early, prompts, times, cue)["actions"][0, -1]
+        run(net, states, prompts, cue)["actions"][0, -1], run(net, early, prompts, cue)["actions"][0, -1]
     )
 
 
 @pytest.mark.parametrize("kind", POLICIES)
 def test_step_by_step_rollout_equals_the_sequence_forward(kind: str) -> None:
     net = net_of(kind)
-    states, prompts, times, cue = inputs(3)
-    whole = run(net, states, prompts, times, cue)
+    states, prompts, cue = inputs(3)
+    whole = run(net, states, prompts, cue)
     rollout = Rollout(net, cue[0])
     for t in range(T):
-        step = rollout.step(states[0, t], prompts[0, t], float(times[0, t]))
+        step = rollout.step(states[0, t], prompts[0, t])
         torch.testing.assert_close(step["actions"], whole["actions"][0, t], atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(step["memory"], whole["memory"][0, t], atol=1e-5, rtol=1e-5)
 

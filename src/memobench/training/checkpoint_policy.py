@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from memobench.training.dataset import TIME_SCALE
-
 
 class CheckpointPolicy:
     """The adapter (module docstring); built in each worker from ``path`` alone, so it pickles as a spec."""
@@ -126,7 +124,6 @@ class CheckpointPolicy:
         out = self._rollout.step(
             torch.from_numpy(self._state(obs)),
             self._prompt_vector(prompt),
-            float(obs.get("step", 0)) / TIME_SCALE,
             images,
         )
         return np.clip(out["actions"].numpy().astype(np.float64), -1.0, 1.0)

@@ -38,7 +38,6 @@ from memobench.data.lerobot import completed_mask, current_checkpoints
 from memobench.data.state_features import features_path
 
 TEXT_LEVELS = ("coarse", "intermediate", "fine")
-TIME_SCALE = 1200.0  # a frame's time input is its step / TIME_SCALE (the suite's shortest horizon)
 OBS_MODES = ("state", "rgb")
 CAMERA_KEYS = ("agentview_rgb", "eye_in_hand_rgb")  # data render's names, in the networks' camera order
 
@@ -148,7 +147,6 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
     width, chunk = items[0].state.shape[1], items[0].actions.shape[1]
     out = {
         "states": np.zeros((batch, frames, width), np.float32),
-        "times": np.zeros((batch, frames), np.float32),
         "frame_index": np.zeros((batch, frames), np.int64),
         "frame_mask": np.zeros((batch, frames), bool),
         "prompt_ids": np.zeros((batch, frames), np.int64),
@@ -168,7 +166,6 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
             out["images"][i, :n] = it.images
             out["cue_images"][i, : len(it.cue)] = it.cue_images
         out["states"][i, :n] = it.state
-        out["times"][i, :n] = it.steps / TIME_SCALE
         out["frame_index"][i, :n] = np.arange(n)
         out["frame_mask"][i, :n] = True
         out["prompt_ids"][i, :n] = prompt_ids[i]

@@ -3,7 +3,9 @@
 Every policy reads a sequence of frames (one every ``stride`` control steps): the ``state``
 vector (:mod:`memobench.data.state_features`) or, in ``rgb`` mode, the robot state and both
 cameras' images (each camera through the same small CNN, :class:`ImageEncoder`; the two features
-side by side), the embedding of the prompt it was given at that frame and the episode's time.
+side by side) and the embedding of the prompt it was given at that frame. No clock: the frame's time
+in the episode is not an input, since a step counter would be memory the memoryless ``bc-mlp`` has
+(demos of one speed let it replay a plan by the clock), and a slower policy's clock would mislead it.
 A shared encoder turns each frame into a feature ``f_t``; the
 memory turns the features up to ``t`` into the memory vector ``m_t``; a head maps
 ``m_t`` (and ``f_t``) to a chunk of ``chunk`` x 7 actions.
@@ -132,8 +134,8 @@ class MemoryPolicy(nn.Module):
         if config.rgb:
             self.images = ImageEncoder(config.image_features)
         self.encoder = nn.Sequential(
-            nn.LayerNorm(config.frame_dim + config.text_dim + 1),
-            nn.Linear(config.frame_dim + config.text_dim + 1, h),
+            nn.LayerNorm(config.frame_dim + config.text_dim),
+            nn.Linear(config.frame_dim + config.text_dim, h),
             nn.GELU(),
             nn.Linear(h, h),
             nn.GELU(),
@@ -158,12 +160,10 @@ class MemoryPolicy(nn.Module):
             raise ValueError("this is an rgb network: it needs both cameras' images")
         return torch.cat([states.float(), self.images(images).flatten(-2)], dim=-1)
 
-    def features(
-        self, states: torch.Tensor, prompts: torch.Tensor, times: torch.Tensor, images: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S], prompt vectors [B, T, E], times [B, T]
+    def features(self, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None) -> torch.Tensor:
+        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S] and prompt vectors [B, T, E]
         (and, in rgb mode, images [B, T, 2, H, W, 3])."""
-        return self.encoder(torch.cat([self.observations(states, images), prompts, times[..., None]], dim=-1))
+        return self.encoder(torch.cat([self.observations(states, images), prompts], dim=-1))
 
     def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
         """The cue's encoding [B, h] from its robot states [B, C, 8] (and images [B, C, 2, H, W, 3] in rgb mode)."""
@@ -182,7 +182,6 @@ class MemoryPolicy(nn.Module):
         self,
         states: torch.Tensor,
         prompts: torch.Tensor,
-        times: torch.Tensor,
         frame_index: torch.Tensor,
         cue: torch.Tensor,
         cue_lengths: torch.Tensor,
@@ -192,7 +191,7 @@ class MemoryPolicy(nn.Module):
         """Whole sequences: ``actions`` [B, T, chunk, 7], ``memory`` (m_t) and ``frames`` (f_t) [B, T, h],
         and their projections ``memory_text`` / ``frame_text`` [B, T, E]. Frame t depends on frames <= t only.
         rgb mode also takes ``images`` [B, T, 2, H, W, 3] and ``cue_images`` [B, C, 2, H, W, 3] (uint8)."""
-        f = self.features(states, prompts, times, images)
+        f = self.features(states, prompts, images)
         kind = self.config.kind
         if kind == "bc-mlp":
             m = f
@@ -235,7 +234,7 @@ class Rollout:
 
     @torch.no_grad()
     def step(
-        self, state: torch.Tensor, prompt: torch.Tensor, time: float, images: torch.Tensor | None = None
+        self, state: torch.Tensor, prompt: torch.Tensor, images: torch.Tensor | None = None
     ) -> dict[str, torch.Tensor]:
         """Outputs for the next frame (``state`` [S], ``prompt`` [E], rgb mode's ``images`` [2, H, W, 3]);
         tensors without batch and time dims."""
@@ -243,7 +242,6 @@ class Rollout:
         f = net.features(
             state[None, None].float(),
             prompt[None, None].float(),
-            torch.tensor([[time]]),
             None if images is None else images[None, None],
         )
         if kind == "bc-mlp":

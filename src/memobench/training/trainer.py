@@ -285,7 +285,6 @@ def train(
                 result = net(
                     batch["states"],
                     table[batch["prompt_ids"]],
-                    batch["times"],
                     batch["frame_index"],
                     batch["cue"],
                     batch["cue_lengths"],
