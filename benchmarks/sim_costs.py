@@ -43,6 +43,10 @@ def main() -> None:
     reset = timed(lambda: env.reset(plan.layout_seed), repeat=5)
 
     bare = timed(lambda: env.step(NOOP_ACTION), repeat=args.steps)
+    # robosuite's repeated forward per substep, computed as robosuite does (memobench/sim/forward_once.py)
+    env._forward_once.enabled = False
+    both_forwards = timed(lambda: env.step(NOOP_ACTION), repeat=args.steps)
+    env._forward_once.enabled = True
     agent = timed(lambda: env.render("agentview", 256), repeat=10)
     wrist = timed(lambda: env.render("wrist", 256), repeat=10)
 
@@ -56,6 +60,7 @@ def main() -> None:
     print(f"env build: camera-free {build_free:.2f} s, with renderer {build_render:.2f} s")
     print(f"reset (hard_reset=False): {reset * 1000:.1f} ms")
     print(f"bare LIBERO step: {bare * 1000:.2f} ms ({1 / bare:.0f} steps/s camera-free)")
+    print(f"ratio step time one forward per substep / robosuite's two: {bare / both_forwards:.3f}")
     print(f"camera frame 256x256: agentview {agent * 1000:.0f} ms, wrist {wrist * 1000:.0f} ms")
     print(f"steps/s with both cameras at every query (replan 5): {1 / with_cameras:.0f}")
     print(f"harness step (noop policy, tracker, ledger-ready record): {harness * 1000:.2f} ms")

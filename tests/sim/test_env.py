@@ -53,6 +53,27 @@ def test_layout_is_a_function_of_the_seed_and_env_reuse_leaves_no_trace(o01, sui
         fresh.close()
 
 
+def test_one_forward_per_substep_leaves_the_physics_bit_identical(o01):
+    """The repeated mj_forward robosuite makes in each physics substep is skipped (sim/forward_once.py):
+    same states at every step, with contacts (the gripper pressed onto the table and dragged)."""
+    task, plan, env = o01
+    press = np.tile([0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0], (40, 1))
+    drag = np.tile([0.6, 0.4, -0.3, 0.0, 0.0, 0.3, 1.0], (30, 1))
+    actions = np.concatenate([ACTIONS, press, drag])
+    counts = env._forward_once
+    results = {}
+    for enabled in (True, False):
+        counts.enabled, counts.skipped = enabled, 0
+        env.reset(plan.layout_seed)
+        results[enabled] = trajectory(env, actions), env.sim.data.qacc_warmstart.copy()
+        substeps = len(actions) * round(env.libero.control_timestep / env.libero.model_timestep)
+        # one repeat per substep, but the first after a reset (the controller's reset already updated it)
+        assert counts.skipped == (substeps - 1 if enabled else 0)
+    counts.enabled = True
+    np.testing.assert_array_equal(results[True][0], results[False][0])
+    np.testing.assert_array_equal(results[True][1], results[False][1])
+
+
 def test_cue_moves_the_robot_then_restores_the_state_bit_for_bit(o01):
     task, plan, env = o01
     env.reset(plan.layout_seed)

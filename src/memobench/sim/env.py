@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memobench.core.bddl_check import BddlError, check_problem
+from memobench.sim.forward_once import ForwardOnce
 from memobench.sim.gl import configure_gl, require_rendering
 from memobench.sim.registry import libero_vocabulary
 
@@ -166,6 +167,8 @@ class SimEnv:
         finally:
             os.unlink(path)
         self._last_obs: dict | None = None
+        # robosuite computes each physics substep's forward twice; the repeat is skipped (same physics)
+        self._forward_once = ForwardOnce(self.sim)
         self._scratch = None  # an mjData to park the live state in while rendering
         # The render-only model whose light meshes live in the GL context; kept so the
         # arrays the context was filled from stay alive with the env.
@@ -273,7 +276,8 @@ class SimEnv:
 
     def step(self, action: np.ndarray) -> None:
         """Apply one 7-D OSC_POSE action for one control step."""
-        self._last_obs, _, _, _ = self._env.step(np.asarray(action, dtype=np.float64))
+        with self._forward_once.control_step():
+            self._last_obs, _, _, _ = self._env.step(np.asarray(action, dtype=np.float64))
 
     def robot_state(self) -> np.ndarray:
         """float32[8]: end-effector position (3), axis-angle (3), gripper joint positions (2)."""
