@@ -9,8 +9,8 @@ left in ``mjData``. :class:`ForwardOnce` skips such a repeat: a forward is skipp
 last call was a forward made inside the same control step with no ``sim.step()`` since.
 
 Outside a control step (resets, placements, restores set the state and then call ``forward``) every
-call runs. A test runs an expert episode both ways and compares every physics state bit for bit;
-``benchmarks/sim_costs.py`` prints the step-time ratio (mj_forward is ~20% of a step).
+call runs. A test drives the arm onto the table and drags it (contacts) both ways and compares every
+physics state bit for bit; ``benchmarks/sim_costs.py`` prints the step-time ratio (about 0.93).
 """
 
 from __future__ import annotations
