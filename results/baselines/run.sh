@@ -28,11 +28,16 @@ train() {
     memobench train $TRAIN --out "$ROOT/train/$name" "$@"
 }
 
-# evaluate NAME ARGS...: the checkpoint ROOT/train/NAME on all 30 tasks, into ROOT/eval/NAME
+# trained NAME: the --adapter-kwargs of the checkpoint policy trained into ROOT/train/NAME
+trained() {
+    echo "{\"path\": \"$ROOT/train/$1\"}"
+}
+
+# evaluate NAME ARGS...: the checkpoint ROOT/train/NAME on all 30 tasks (ARGS may narrow them), into ROOT/eval/NAME
 evaluate() {
     local name=$1
     shift
-    memobench eval --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$name\"}" \
+    memobench eval --policy checkpoint --adapter-kwargs "$(trained "$name")" \
         $EVAL --replan-steps 5 --out-root "$ROOT/eval/$name" "$@"
 }
 
@@ -61,7 +66,7 @@ losses)
     ;;
 sweep)
     name=${2:?the trained run to sweep, e.g. gru-contrastive}
-    memobench sweep --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$name\"}" \
+    memobench sweep --policy checkpoint --adapter-kwargs "$(trained "$name")" \
         --tasks all --num-trials-per-task 20 --workers "$WORKERS" --replan-steps 20,35,50 \
         --out-root "$ROOT/sweep/$name"
     ;;
@@ -76,9 +81,7 @@ rgb)
     memobench data render "$DATA-pilot-rgb64" --image-size 64 --workers "$WORKERS"
     memobench train --data "$DATA-pilot-rgb64" --steps 2000 --obs rgb --policy "bc-$policy" \
         --out "$ROOT/train/$policy-rgb"
-    memobench eval --policy checkpoint --adapter-kwargs "{\"path\": \"$ROOT/train/$policy-rgb\"}" \
-        --tasks pilot --num-trials-per-task 20 --workers "$WORKERS" --resume --replan-steps 5 \
-        --resize-size 64 --out-root "$ROOT/eval/$policy-rgb"
+    evaluate "$policy-rgb" --tasks pilot --resize-size 64
     ;;
 report)
     # every run folder under eval/ and sweep/ (a sweep holds one per replan interval)

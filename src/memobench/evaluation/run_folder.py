@@ -64,13 +64,14 @@ def policy_label(block: dict[str, Any]) -> str:
             folder = Path(path.rstrip("/"))
             if folder.name == "checkpoint":  # the checkpoint subfolder given instead of the training folder
                 folder = folder.parent
-            return _file_safe(f"checkpoint-{folder.name}")
-        return _file_safe(str(name))
+            return file_safe(f"checkpoint-{folder.name}")
+        return file_safe(str(name))
     target = str(block.get("adapter_spec") or "unknown").split(":")[0]
-    return _file_safe(Path(target).stem if target.endswith(".py") else target.rsplit(".", 1)[-1])
+    return file_safe(Path(target).stem if target.endswith(".py") else target.rsplit(".", 1)[-1])
 
 
-def _file_safe(text: str) -> str:
+def file_safe(text: str) -> str:
+    """``text`` with every character but letters, digits, ``-``, ``_`` and ``.`` replaced by ``_``."""
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text) or "unknown"
 
 

@@ -20,7 +20,7 @@ from memobench.core.records import EpisodeRecord
 from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel, MemoryType
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import stored_protocol
-from memobench.evaluation.run_folder import RUN_JSON, policy_label
+from memobench.evaluation.run_folder import RUN_JSON, file_safe, policy_label
 from memobench.metrics.aggregate import summarize
 
 ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
@@ -55,8 +55,7 @@ class Condition:
     def slug(self) -> str:
         """File-name-safe label, e.g. ``expert-r5`` or ``expert-r5-oracle-fine``."""
         oracle = f"-oracle-{self.memory_oracle}" if self.memory_oracle else ""
-        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in self.policy)
-        return f"{safe}-r{self.replan_steps}{oracle}"
+        return f"{file_safe(self.policy)}-r{self.replan_steps}{oracle}"
 
 
 @dataclass

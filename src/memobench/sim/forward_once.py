@@ -22,13 +22,12 @@ from contextlib import contextmanager
 class ForwardOnce:
     """Wraps ``sim.forward`` and ``sim.step`` of one robosuite ``MjSim`` (on the instance).
 
-    Use :meth:`control_step` around the environment's ``step``; ``skipped`` and ``run`` count the
-    forwards skipped and computed (for tests and benchmarks). ``enabled = False`` runs every call.
+    Use :meth:`control_step` around the environment's ``step``; ``skipped`` counts the forwards
+    skipped (for tests). ``enabled = False`` runs every call (for tests and benchmarks).
     """
 
     def __init__(self, sim) -> None:
         self.enabled = True
-        self.run = 0
         self.skipped = 0
         self._forward, self._step = sim.forward, sim.step
         self._in_step = False
@@ -40,7 +39,6 @@ class ForwardOnce:
             self.skipped += 1
             return
         self._forward()
-        self.run += 1
         self._fresh = self._in_step
 
     def step(self) -> None:
