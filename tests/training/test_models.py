@@ -87,3 +87,24 @@ def test_the_default_networks_are_small() -> None:
 
     sizes = {k: sum(p.numel() for p in MemoryPolicy(PolicyConfig(k, STATE_DIM, 384)).parameters()) for k in POLICIES}
     assert all(n < 1_000_000 for n in sizes.values()), sizes
+
+
+@pytest.mark.parametrize("kind", ["bc-gru", "bc-transformer"])
+def test_states_and_the_cue_are_standardised_by_the_set_statistics(kind: str) -> None:
+    states, prompts, cue = inputs()
+    mean, std = torch.linspace(-1, 1, 10), torch.linspace(0.5, 2, 10)
+    scaled = net_of(kind)
+    scaled.set_normalisation(mean, std)
+    plain = net_of(kind)  # the same weights, identity statistics, fed the standardised inputs
+    got = run(scaled, states, prompts, cue)["actions"]
+    want = run(plain, (states - mean) / std, prompts, (cue - mean[:8]) / std[:8])["actions"]
+    torch.testing.assert_close(got, want)
+    assert not torch.allclose(got, run(plain, states, prompts, cue)["actions"])
+
+
+def test_statistics_of_another_width_or_without_spread_are_refused() -> None:
+    net = net_of("bc-mlp")
+    with pytest.raises(ValueError, match="shape"):
+        net.set_normalisation(torch.zeros(9), torch.ones(9))
+    with pytest.raises(ValueError, match="positive"):
+        net.set_normalisation(torch.zeros(10), torch.zeros(10))

@@ -97,3 +97,36 @@ def test_a_features_folder_is_refused_for_a_lerobot_export(tmp_path) -> None:
     (export / "meta" / "info.json").write_text("{}")
     with pytest.raises(ValueError, match="is a LeRobot export, which carries its own state: --features"):
         train(settings(), export, tmp_path / "out", features_dir=tmp_path / "f", embedder=HashEmbedder(8))
+
+
+def test_the_network_standardises_states_by_the_demos_statistics(tmp_path, data) -> None:
+    import h5py
+
+    from memobench.training.dataset import MIN_STD
+
+    train(settings(steps=1), data, tmp_path / "out", embedder=HashEmbedder(8))
+    states = []
+    for path in sorted((data / "state-features").glob("*.hdf5")):
+        with h5py.File(path, "r") as f:
+            states += [f[name]["state"][()] for name in f]
+    every = np.concatenate(states).astype(np.float64)
+    saved = weights(tmp_path / "out")
+    np.testing.assert_allclose(saved["state_mean"].numpy(), every.mean(0), atol=1e-6)
+    np.testing.assert_allclose(saved["state_std"].numpy(), np.maximum(every.std(0), MIN_STD), rtol=1e-5)
+    assert (saved["state_std"].numpy()[:8] > MIN_STD).all()  # the robot state varies; the padding does not
+
+
+def test_a_checkpoint_from_before_standardisation_is_refused_clearly(tmp_path, data) -> None:
+    from safetensors.torch import save_file
+
+    from memobench.training.checkpoint_files import load_weights
+    from memobench.training.models import MemoryPolicy, PolicyConfig
+    from memobench.training.trainer import read_config
+
+    out = tmp_path / "out"
+    train(settings(steps=1), data, out, embedder=HashEmbedder(8))
+    old = {k: v for k, v in weights(out).items() if not k.startswith("state_")}
+    save_file(old, str(last_checkpoint(out) / "model.safetensors"))
+    net = MemoryPolicy(PolicyConfig(**read_config(out)["policy"]))
+    with pytest.raises(ValueError, match="train it again"):
+        load_weights(last_checkpoint(out), net)

@@ -78,7 +78,10 @@ def load_texts(folder: Path) -> tuple[list[str], np.ndarray]:
 def load_weights(folder: Path, net) -> None:
     from safetensors.torch import load_file
 
-    net.load_state_dict(load_file(folder / "model.safetensors"))
+    weights = load_file(folder / "model.safetensors")
+    if "state_mean" not in weights:
+        raise ValueError(f"{folder}: trained before states were standardised (2026-12-03); train it again")
+    net.load_state_dict(weights)
 
 
 def load_optimizer(folder: Path, optimizer) -> int:

@@ -224,6 +224,28 @@ def image_size(data_dir: Path) -> int:
     return next(iter(sizes.values()))
 
 
+# A dimension that barely varies in the demos (a resting object's height) is scaled by at least
+# this, so a small change at evaluation does not become a huge input.
+MIN_STD = 1e-2
+
+
+def state_statistics(source: BatchSource) -> tuple[np.ndarray, np.ndarray]:
+    """Per-dimension mean and standard deviation (float32, std >= ``MIN_STD``) of every state of every demo
+    of ``source``, read demo by demo (float64 sums)."""
+    total = square = None
+    count = 0
+    for ref in source.refs:
+        states = np.asarray(source.states(ref), np.float64)
+        total = states.sum(0) + (0 if total is None else total)
+        square = (states**2).sum(0) + (0 if square is None else square)
+        count += len(states)
+    if not count:
+        raise ValueError("the demos hold no states to standardise by")
+    mean = total / count
+    std = np.sqrt(np.maximum(square / count - mean**2, 0.0))
+    return mean.astype(np.float32), np.maximum(std, MIN_STD).astype(np.float32)
+
+
 @dataclass
 class RawDemo:
     """One demo as a source reads it, before frames are picked (see :func:`episode_item`)."""
@@ -278,6 +300,12 @@ class BatchSource:
             cameras=cameras,
             cue_cameras=cue_cameras,
         )
+
+    def states(self, ref: DemoRef) -> np.ndarray:
+        """The demo's state vectors [T, S] alone (what :func:`state_statistics` reads)."""
+        if self.options.obs == "rgb":
+            return self._file(ref.demo_file)["data"][ref.name]["robot_states"][()]
+        return self._file(ref.features_file)[ref.name]["state"][()]
 
     def item(self, ref, rng: np.random.Generator) -> EpisodeItem:
         raw = self.read(ref)

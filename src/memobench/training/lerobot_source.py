@@ -134,28 +134,37 @@ class LeRobotSource(BatchSource):
     def __init__(self, folder: Path, options: DataOptions, batch_size: int, seed: int) -> None:
         super().__init__(index_episodes(folder, options.obs), options, batch_size, seed)
 
-    def read(self, ref: EpisodeRef) -> RawDemo:
+    def _rows(self, ref: EpisodeRef, columns: list[str]):
+        """The episode's rows (``columns`` and what the state needs), its state [rows, S] and its cue's length."""
         import pyarrow.parquet as pq
 
         rgb = self.options.obs == "rgb"
-        columns = ["observation.state", "action", "memory.policy_start"] + ([] if rgb else [ENVIRONMENT_STATE])
-        rows = pq.read_table(ref.data_file, columns=columns, filters=[("episode_index", "==", ref.episode)])
+        wanted = ["observation.state", "memory.policy_start", *columns] + ([] if rgb else [ENVIRONMENT_STATE])
+        rows = pq.read_table(ref.data_file, columns=wanted, filters=[("episode_index", "==", ref.episode)])
         if rows.num_rows == 0:
             raise ValueError(f"{ref.data_file}: no rows of episode {ref.episode}")
-        cue = int(rows.column("memory.policy_start")[0].as_py())
         robot = _matrix(rows, "observation.state")
         # rgb: the robot state beside the images, as from the HDF5
         state = robot if rgb else np.concatenate([robot, _matrix(rows, ENVIRONMENT_STATE)], axis=1)
+        return rows, state, int(rows.column("memory.policy_start")[0].as_py())
+
+    def states(self, ref: EpisodeRef) -> np.ndarray:
+        """The episode's state vectors after its cue [T, S], as :meth:`read` builds them, without videos."""
+        _, state, cue = self._rows(ref, [])
+        return state[cue:]
+
+    def read(self, ref: EpisodeRef) -> RawDemo:
+        rows, state, cue = self._rows(ref, ["action"])
         checkpoints: list[dict[str, Any]] = json.loads(ref.checkpoints)
         cameras = cue_cameras = None
-        if rgb:
+        if self.options.obs == "rgb":
             frames = [decode_frames(path, first, rows.num_rows) for path, first in ref.videos]
             cameras = tuple(f[cue:] for f in frames)
             cue_cameras = tuple(f[:cue] for f in frames)
         return RawDemo(
             actions=_matrix(rows, "action")[cue:],
             state=state[cue:],
-            cue=robot[:cue],
+            cue=_matrix(rows, "observation.state")[:cue],
             checkpoints=checkpoints,
             instruction=ref.instruction,
             cameras=cameras,

@@ -6,7 +6,11 @@ cameras' images (each camera through the same small CNN, :class:`ImageEncoder`; 
 side by side) and the embedding of the prompt it was given at that frame. No clock: the frame's time
 in the episode is not an input, since a step counter would be memory the memoryless ``bc-mlp`` has
 (demos of one speed let it replay a plan by the clock), and a slower policy's clock would mislead it.
-A shared encoder turns each frame into a feature ``f_t``; the
+The state is standardised per dimension with the training demos' mean and deviation
+(:meth:`MemoryPolicy.set_normalisation`; buffers saved with the weights, so evaluation applies
+the same): raw poses differ by centimetres beside angles near pi and a 384-d text vector, and the
+encoder's LayerNorm alone would drown those differences. A shared encoder turns each frame into a
+feature ``f_t``; the
 memory turns the features up to ``t`` into the memory vector ``m_t``; a head maps
 ``m_t`` (and ``f_t``) to a chunk of ``chunk`` x 7 actions.
 
@@ -151,14 +155,30 @@ class MemoryPolicy(nn.Module):
         self.head = nn.Sequential(nn.Linear(head_in, h), nn.GELU(), nn.Linear(h, config.chunk * ACTION_DIM))
         self.memory_proj = nn.Linear(h, config.text_dim)
         self.frame_proj = nn.Linear(h, config.text_dim)
+        # the identity until training sets the demos' statistics (module docstring)
+        self.register_buffer("state_mean", torch.zeros(config.state_dim))
+        self.register_buffer("state_std", torch.ones(config.state_dim))
+
+    def set_normalisation(self, mean: torch.Tensor, std: torch.Tensor) -> None:
+        """Standardise states with per-dimension ``mean`` and ``std`` [state_dim] (std > 0)."""
+        if mean.shape != self.state_mean.shape or std.shape != self.state_std.shape or not bool((std > 0).all()):
+            raise ValueError(f"normalisation needs mean and positive std of shape {tuple(self.state_mean.shape)}")
+        self.state_mean.copy_(mean)
+        self.state_std.copy_(std)
+
+    def normalise(self, states: torch.Tensor) -> torch.Tensor:
+        """``states`` [..., D] standardised by the first D dimensions' statistics (the cue's robot
+        states are the state vector's first ``CUE_DIM`` entries in both modes)."""
+        width = states.shape[-1]
+        return (states.float() - self.state_mean[:width]) / self.state_std[:width]
 
     def observations(self, states: torch.Tensor, images: torch.Tensor | None) -> torch.Tensor:
-        """States [B, T, S], with rgb mode's images [B, T, 2, H, W, 3] (uint8) as CNN features appended."""
+        """States [B, T, S] standardised, with rgb mode's images [B, T, 2, H, W, 3] (uint8) as CNN features appended."""
         if not self.config.rgb:
-            return states.float()
+            return self.normalise(states)
         if images is None:
             raise ValueError("this is an rgb network: it needs both cameras' images")
-        return torch.cat([states.float(), self.images(images).flatten(-2)], dim=-1)
+        return torch.cat([self.normalise(states), self.images(images).flatten(-2)], dim=-1)
 
     def features(self, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None) -> torch.Tensor:
         """Per-frame features ``f_t`` [B, T, h] from states [B, T, S] and prompt vectors [B, T, E]

@@ -27,7 +27,15 @@ from memobench.training.checkpoint_files import (
     save_checkpoint,
     write_config,
 )
-from memobench.training.dataset import OBS_MODES, BatchSource, DataOptions, collate, image_size, index_demos
+from memobench.training.dataset import (
+    OBS_MODES,
+    BatchSource,
+    DataOptions,
+    collate,
+    image_size,
+    index_demos,
+    state_statistics,
+)
 from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
 from memobench.training.losses import ALIGN_LOSSES
 from memobench.training.models import POLICIES
@@ -260,6 +268,8 @@ def train(
         start = load_optimizer(folder, optimizer)
         texts, table = load_texts(folder)
         cache = EmbeddingCache(embedder, texts, table)
+    else:
+        net.set_normalisation(*(torch.from_numpy(a) for a in state_statistics(source)))
     write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name, "data": identity})
     log_path = out / "train_log.csv"
     _trim_log(log_path, start)
