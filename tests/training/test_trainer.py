@@ -55,12 +55,13 @@ def test_loss_falls_on_a_small_dataset(tmp_path, data) -> None:
     assert np.mean(bc[-10:]) < 0.75 * np.mean(bc[:10])
 
 
-def test_a_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path, data) -> None:
+@pytest.mark.parametrize("noise", [0.0, 0.2])
+def test_a_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path, data, noise) -> None:
     whole, split = tmp_path / "whole", tmp_path / "split"
-    train(settings(), data, whole, embedder=HashEmbedder(8))
-    train(settings(steps=4), data, split, embedder=HashEmbedder(8))  # "killed" after step 4
+    train(settings(state_noise=noise), data, whole, embedder=HashEmbedder(8))
+    train(settings(steps=4, state_noise=noise), data, split, embedder=HashEmbedder(8))  # "killed" after step 4
     (split / "train_log.csv").open("a").write("5,9,9,9,0\n")  # a row written after the last checkpoint
-    result = train(settings(), data, split, embedder=HashEmbedder(8))
+    result = train(settings(state_noise=noise), data, split, embedder=HashEmbedder(8))
     assert result["step"] == 6
     a, b = weights(whole), weights(split)
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
@@ -130,3 +131,14 @@ def test_a_checkpoint_from_before_standardisation_is_refused_clearly(tmp_path, d
     net = MemoryPolicy(PolicyConfig(**read_config(out)["policy"]))
     with pytest.raises(ValueError, match="train it again"):
         load_weights(last_checkpoint(out), net)
+
+
+def test_state_noise_is_scaled_per_dimension_and_off_by_default() -> None:
+    from memobench.training.trainer import noisy
+
+    states, std = torch.zeros(4, 500, 3), torch.tensor([0.01, 1.0, 10.0])
+    assert noisy(states, 0.0, std, torch.Generator()) is states
+    drawn = noisy(states, 0.5, std, torch.Generator().manual_seed(0))
+    torch.testing.assert_close(drawn.std(dim=(0, 1)), 0.5 * std, rtol=0.1, atol=0)
+    with pytest.raises(ValueError, match="state-noise"):
+        TrainSettings(state_noise=-0.1)

@@ -31,6 +31,9 @@ def train_command(
     steps: Annotated[int, typer.Option(min=1, help="Optimiser steps (one batch of demos each).")] = 2000,
     batch_size: Annotated[int, typer.Option(min=1, help="Demos per batch.")] = 8,
     lr: Annotated[float, typer.Option(help="AdamW learning rate.")] = 3e-4,
+    state_noise: Annotated[
+        float, typer.Option(min=0.0, help="Gaussian noise on the training states, in standard deviations.")
+    ] = 0.0,
     seed: Annotated[int, typer.Option(help="Fixes initialisation and every batch.")] = 0,
     hidden: Annotated[int, typer.Option(min=8, help="Width of the network.")] = 128,
     window: Annotated[int, typer.Option(min=1, help="bc-transformer: frames each layer attends to.")] = 16,
@@ -64,6 +67,7 @@ def train_command(
             steps=steps,
             batch_size=batch_size,
             lr=lr,
+            state_noise=state_noise,
             seed=seed,
             hidden=hidden,
             window=window,

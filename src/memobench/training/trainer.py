@@ -58,6 +58,7 @@ class TrainSettings:
     steps: int = 2000
     batch_size: int = 8
     lr: float = 3e-4
+    state_noise: float = 0.0
     seed: int = 0
     hidden: int = 128
     window: int = 16
@@ -80,6 +81,8 @@ class TrainSettings:
             raise ValueError("--steps, --batch-size and --checkpoint-every must be positive")
         if self.lam < 0 or self.temperature <= 0:
             raise ValueError("--lambda must be >= 0 and --temperature > 0")
+        if self.state_noise < 0:
+            raise ValueError("--state-noise must be >= 0")
 
     def data_options(self) -> DataOptions:
         return DataOptions(
@@ -96,7 +99,7 @@ def config_record(settings: TrainSettings, policy_config: dict[str, Any]) -> dic
 
 def check_resume(existing: dict[str, Any], settings: TrainSettings) -> None:
     """Refuse to resume a run made with other settings, naming the first that differs."""
-    old = existing.get("settings", {})
+    old = asdict(TrainSettings()) | existing.get("settings", {})  # a setting added since: its default
     for key, value in asdict(settings).items():
         if key not in TrainSettings.RESUMABLE and old.get(key) != value:
             raise ValueError(f"{key} was {old.get(key)!r} in this run folder, now {value!r}: use another --out")
@@ -202,6 +205,16 @@ def alignment(settings: TrainSettings, out: dict, batch: dict, table, generator)
     return out["actions"].sum() * 0.0
 
 
+def noisy(states, scale: float, std, generator) -> Any:
+    """``states`` plus Gaussian noise of ``scale`` standard deviations per dimension (``std``), so the
+    policy learns to act from states its own small errors lead to, not only the demos' exact ones."""
+    import torch
+
+    if not scale:
+        return states
+    return states + scale * std * torch.randn(states.shape, generator=generator)
+
+
 def bc_loss(out: dict, batch: dict) -> Any:
     """Mean absolute error over the real rows of every real frame's chunk."""
     mask = (batch["action_mask"] & batch["frame_mask"][..., None]).unsqueeze(-1).to(out["actions"].dtype)
@@ -293,7 +306,7 @@ def train(
                 generator.manual_seed(settings.seed * 1_000_003 + step)
                 net.train()
                 result = net(
-                    batch["states"],
+                    noisy(batch["states"], settings.state_noise, net.state_std, generator),
                     table[batch["prompt_ids"]],
                     batch["frame_index"],
                     batch["cue"],
