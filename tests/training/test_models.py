@@ -24,9 +24,10 @@ def inputs(seed: int = 0):
     )
 
 
-def net_of(kind: str) -> MemoryPolicy:
+def net_of(kind: str, memory_input: str = "all") -> MemoryPolicy:
     torch.manual_seed(0)
-    return MemoryPolicy(PolicyConfig(kind, state_dim=10, text_dim=6, hidden=16, chunk=3, window=3)).eval()
+    config = PolicyConfig(kind, state_dim=10, text_dim=6, hidden=16, chunk=3, window=3, memory_input=memory_input)
+    return MemoryPolicy(config).eval()
 
 
 @pytest.mark.parametrize("kind", POLICIES)
@@ -70,9 +71,10 @@ def test_the_transformer_forgets_what_left_its_reach() -> None:
     )
 
 
+@pytest.mark.parametrize("memory_input", ["all", "scene"])
 @pytest.mark.parametrize("kind", POLICIES)
-def test_step_by_step_rollout_equals_the_sequence_forward(kind: str) -> None:
-    net = net_of(kind)
+def test_step_by_step_rollout_equals_the_sequence_forward(kind: str, memory_input: str) -> None:
+    net = net_of(kind, memory_input)
     states, prompts, cue = inputs(3)
     whole = run(net, states, prompts, cue)
     rollout = Rollout(net, cue[0])
@@ -108,3 +110,25 @@ def test_statistics_of_another_width_or_without_spread_are_refused() -> None:
         net.set_normalisation(torch.zeros(9), torch.ones(9))
     with pytest.raises(ValueError, match="positive"):
         net.set_normalisation(torch.zeros(10), torch.zeros(10))
+
+
+@pytest.mark.parametrize("kind", ["bc-gru", "bc-transformer"])
+def test_a_scene_memory_does_not_read_the_robot_state_but_remembers_the_scene(kind: str) -> None:
+    net = net_of(kind, "scene")
+    states, prompts, cue = inputs()
+    robot, scene = states.clone(), states.clone()
+    robot[0, 8, :8] += 5.0  # two frames back: the robot's state only
+    scene[0, 8, 8:] += 5.0  # two frames back: the rest of the frame
+    memory = run(net, states, prompts, cue)["memory"][0, -1]
+    torch.testing.assert_close(memory, run(net, robot, prompts, cue)["memory"][0, -1])
+    assert not torch.allclose(memory, run(net, scene, prompts, cue)["memory"][0, -1])
+    now = states.clone()
+    now[0, -1, :8] += 5.0  # the head still acts on the robot's current state
+    assert not torch.allclose(
+        run(net, states, prompts, cue)["actions"][0, -1], run(net, now, prompts, cue)["actions"][0, -1]
+    )
+
+
+def test_an_unknown_memory_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="memory input"):
+        PolicyConfig("bc-gru", state_dim=10, text_dim=6, memory_input="robot")

@@ -34,6 +34,9 @@ def train_command(
     state_noise: Annotated[
         float, typer.Option(min=0.0, help="Gaussian noise on the training states, in standard deviations.")
     ] = 0.0,
+    memory_input: Annotated[
+        str, typer.Option(help="What the memory reads of each frame: all, or scene (not the robot's own state).")
+    ] = "all",
     seed: Annotated[int, typer.Option(help="Fixes initialisation and every batch.")] = 0,
     hidden: Annotated[int, typer.Option(min=8, help="Width of the network.")] = 128,
     window: Annotated[int, typer.Option(min=1, help="bc-transformer: frames each layer attends to.")] = 16,
@@ -68,6 +71,7 @@ def train_command(
             batch_size=batch_size,
             lr=lr,
             state_noise=state_noise,
+            memory_input=memory_input,
             seed=seed,
             hidden=hidden,
             window=window,

@@ -37,6 +37,7 @@ POLICIES = ("bc-mlp", "bc-gru", "bc-transformer")
 ACTION_DIM = 7
 CUE_DIM = 8  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
 CAMERAS = 2  # rgb mode: agent view and wrist, in that order
+MEMORY_INPUTS = ("all", "scene")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class PolicyConfig:
     heads: int = 4
     image_size: int = 0  # rgb mode: the frames' side in pixels; 0 in state mode (no images)
     image_features: int = 64  # per camera
+    memory_input: str = "all"  # what the memory reads of each frame: "all", or "scene" (not the robot's state)
 
     @property
     def rgb(self) -> bool:
@@ -66,6 +68,8 @@ class PolicyConfig:
     def __post_init__(self) -> None:
         if self.kind not in POLICIES:
             raise ValueError(f"unknown policy {self.kind!r}; known: {', '.join(POLICIES)}")
+        if self.memory_input not in MEMORY_INPUTS:
+            raise ValueError(f"memory input must be one of {', '.join(MEMORY_INPUTS)}, not {self.memory_input!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,6 +132,13 @@ class CueEncoder(nn.Module):
         return out
 
 
+def frame_encoder(inputs: int, hidden: int) -> nn.Module:
+    """One frame's observation and prompt vector to a feature of width ``hidden``."""
+    return nn.Sequential(
+        nn.LayerNorm(inputs), nn.Linear(inputs, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU()
+    )
+
+
 class MemoryPolicy(nn.Module):
     """The network of :class:`PolicyConfig` ``kind`` (see the module docstring)."""
 
@@ -137,13 +148,9 @@ class MemoryPolicy(nn.Module):
         h = config.hidden
         if config.rgb:
             self.images = ImageEncoder(config.image_features)
-        self.encoder = nn.Sequential(
-            nn.LayerNorm(config.frame_dim + config.text_dim),
-            nn.Linear(config.frame_dim + config.text_dim, h),
-            nn.GELU(),
-            nn.Linear(h, h),
-            nn.GELU(),
-        )
+        self.encoder = frame_encoder(config.frame_dim + config.text_dim, h)
+        if config.kind != "bc-mlp" and config.memory_input == "scene":
+            self.scene_encoder = frame_encoder(config.frame_dim + config.text_dim, h)
         if config.kind != "bc-mlp":
             self.cue = CueEncoder(h, CUE_DIM + (CAMERAS * config.image_features if config.rgb else 0))
         if config.kind == "bc-gru":
@@ -185,6 +192,17 @@ class MemoryPolicy(nn.Module):
         (and, in rgb mode, images [B, T, 2, H, W, 3])."""
         return self.encoder(torch.cat([self.observations(states, images), prompts], dim=-1))
 
+    def memory_features(
+        self, f: torch.Tensor, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """What the memory reads of each frame: ``f`` itself, or with ``memory_input`` "scene" the frame
+        encoded by its own encoder with the robot's state blanked (its standardised value 0)."""
+        if self.config.memory_input == "all":
+            return f
+        blanked = self.observations(states, images)
+        blanked = torch.cat([torch.zeros_like(blanked[..., :CUE_DIM]), blanked[..., CUE_DIM:]], dim=-1)
+        return self.scene_encoder(torch.cat([blanked, prompts], dim=-1))
+
     def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
         """The cue's encoding [B, h] from its robot states [B, C, 8] (and images [B, C, 2, H, W, 3] in rgb mode)."""
         return self.cue(self.observations(cue, cue_images), cue_lengths)
@@ -218,10 +236,11 @@ class MemoryPolicy(nn.Module):
             head_in = f
         else:
             c = self.encode_cue(cue, cue_lengths, cue_images)
+            g = self.memory_features(f, states, prompts, images)
             if kind == "bc-gru":
-                m, _ = self.memory(f, torch.tanh(c)[None].contiguous())
+                m, _ = self.memory(g, torch.tanh(c)[None].contiguous())
             else:
-                tokens = torch.cat([c[:, None], f + positional(frame_index, f.shape[-1])], dim=1)
+                tokens = torch.cat([c[:, None], g + positional(frame_index, g.shape[-1])], dim=1)
                 m = self.memory(tokens, mask=self.window_mask(f.shape[1], f.device))[:, 1:]
             head_in = torch.cat([f, m], dim=-1)
         actions = self.head(head_in).unflatten(-1, (self.config.chunk, ACTION_DIM))
@@ -259,20 +278,18 @@ class Rollout:
         """Outputs for the next frame (``state`` [S], ``prompt`` [E], rgb mode's ``images`` [2, H, W, 3]);
         tensors without batch and time dims."""
         net, kind = self.net, self.net.config.kind
-        f = net.features(
-            state[None, None].float(),
-            prompt[None, None].float(),
-            None if images is None else images[None, None],
-        )
+        inputs = (state[None, None].float(), prompt[None, None].float(), None if images is None else images[None, None])
+        f = net.features(*inputs)
         if kind == "bc-mlp":
             m, head_in = f, f
         elif kind == "bc-gru":
-            m, self.hidden = net.memory(f, self.hidden)
+            m, self.hidden = net.memory(net.memory_features(f, *inputs), self.hidden)
             head_in = torch.cat([f, m], dim=-1)
         else:
+            g = net.memory_features(f, *inputs)
             # Layer l of frame t reaches back l * (window - 1) frames: keep exactly that many, masked as in training.
             reach = net.config.layers * (net.config.window - 1) + 1
-            self.frames = [*self.frames, f + positional(torch.tensor([[self.index]]), f.shape[-1])][-reach:]
+            self.frames = [*self.frames, g + positional(torch.tensor([[self.index]]), g.shape[-1])][-reach:]
             tokens = torch.cat([self.cue[:, None], *self.frames], dim=1)
             m = net.memory(tokens, mask=net.window_mask(len(self.frames), f.device))[:, -1:]
             head_in = torch.cat([f, m], dim=-1)

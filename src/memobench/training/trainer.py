@@ -59,6 +59,7 @@ class TrainSettings:
     batch_size: int = 8
     lr: float = 3e-4
     state_noise: float = 0.0
+    memory_input: str = "all"
     seed: int = 0
     hidden: int = 128
     window: int = 16
@@ -268,6 +269,7 @@ def train(
         settings.chunk,
         settings.window,
         image_size=side,
+        memory_input=settings.memory_input,
     )
     if existing is not None:
         check_network(existing, policy_config)
