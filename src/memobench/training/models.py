@@ -19,6 +19,10 @@ memory turns the features up to ``t`` into the memory vector ``m_t``; a head map
 - ``bc-transformer``: causal self-attention over the last ``window`` frames and a cue token;
   ``m_t`` is the output at ``t``.
 
+With ``memory_input`` "scene" the memory reads each frame through its own encoder with the robot's
+state blanked, while the head still reads ``f_t``: a history of proprioception tells a network the
+previous action, and cloning it (copycat) is the known failure of history-conditioned cloning.
+
 Two linear heads project ``m_t`` and ``f_t`` into the text embedding's space for the
 alignment losses (:mod:`memobench.training.losses`). :meth:`MemoryPolicy.forward` runs whole
 sequences (training); :class:`Rollout` feeds one frame at a time and gives the same outputs
