@@ -232,13 +232,11 @@ MIN_STD = 1e-2
 def state_statistics(source: BatchSource) -> tuple[np.ndarray, np.ndarray]:
     """Per-dimension mean and standard deviation (float32, std >= ``MIN_STD``) of every state of every demo
     of ``source``, read demo by demo (float64 sums)."""
-    total = square = None
+    total = square = 0.0
     count = 0
     for ref in source.refs:
         states = np.asarray(source.states(ref), np.float64)
-        total = states.sum(0) + (0 if total is None else total)
-        square = (states**2).sum(0) + (0 if square is None else square)
-        count += len(states)
+        total, square, count = total + states.sum(0), square + (states**2).sum(0), count + len(states)
     if not count:
         raise ValueError("the demos hold no states to standardise by")
     mean = total / count
@@ -283,9 +281,8 @@ class BatchSource:
         import json
 
         group = self._file(ref.demo_file)["data"][ref.name]
-        rgb = self.options.obs == "rgb"
         cameras = cue_cameras = None
-        if rgb:
+        if self.options.obs == "rgb":
             cameras = tuple(group[f"obs/{key}"] for key in CAMERA_KEYS)
             cue_cameras = tuple(
                 group[f"cue/{key}"] if f"cue/{key}" in group else np.zeros((0, *cameras[0].shape[1:]), np.uint8)
@@ -293,7 +290,7 @@ class BatchSource:
             )
         return RawDemo(
             actions=group["actions"][()],
-            state=group["robot_states"][()] if rgb else self._file(ref.features_file)[ref.name]["state"][()],
+            state=self.states(ref),
             cue=group["cue/robot_states"][()] if "cue/robot_states" in group else np.zeros((0, 8)),
             checkpoints=json.loads(group.attrs["checkpoints"]),
             instruction=ref.instruction,
@@ -302,7 +299,7 @@ class BatchSource:
         )
 
     def states(self, ref: DemoRef) -> np.ndarray:
-        """The demo's state vectors [T, S] alone (what :func:`state_statistics` reads)."""
+        """The demo's state vectors [T, S] alone: the features in state mode, the robot states in rgb mode."""
         if self.options.obs == "rgb":
             return self._file(ref.demo_file)["data"][ref.name]["robot_states"][()]
         return self._file(ref.features_file)[ref.name]["state"][()]

@@ -37,9 +37,11 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from memobench.data.state_features import ROBOT_DIM
+
 POLICIES = ("bc-mlp", "bc-gru", "bc-transformer")
 ACTION_DIM = 7
-CUE_DIM = 8  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
+CUE_DIM = ROBOT_DIM  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
 CAMERAS = 2  # rgb mode: agent view and wrist, in that order
 MEMORY_INPUTS = ("all", "scene")
 
@@ -153,8 +155,8 @@ class MemoryPolicy(nn.Module):
         if config.rgb:
             self.images = ImageEncoder(config.image_features)
         self.encoder = frame_encoder(config.frame_dim + config.text_dim, h)
-        if config.kind != "bc-mlp" and config.memory_input == "scene":
-            self.scene_encoder = frame_encoder(config.frame_dim + config.text_dim, h)
+        scene_memory = config.kind != "bc-mlp" and config.memory_input == "scene"
+        self.scene_encoder = frame_encoder(config.frame_dim + config.text_dim, h) if scene_memory else None
         if config.kind != "bc-mlp":
             self.cue = CueEncoder(h, CUE_DIM + (CAMERAS * config.image_features if config.rgb else 0))
         if config.kind == "bc-gru":
@@ -191,21 +193,19 @@ class MemoryPolicy(nn.Module):
             raise ValueError("this is an rgb network: it needs both cameras' images")
         return torch.cat([self.normalise(states), self.images(images).flatten(-2)], dim=-1)
 
-    def features(self, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None) -> torch.Tensor:
-        """Per-frame features ``f_t`` [B, T, h] from states [B, T, S] and prompt vectors [B, T, E]
-        (and, in rgb mode, images [B, T, 2, H, W, 3])."""
-        return self.encoder(torch.cat([self.observations(states, images), prompts], dim=-1))
-
-    def memory_features(
-        self, f: torch.Tensor, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        """What the memory reads of each frame: ``f`` itself, or with ``memory_input`` "scene" the frame
-        encoded by its own encoder with the robot's state blanked (its standardised value 0)."""
-        if self.config.memory_input == "all":
-            return f
-        blanked = self.observations(states, images)
-        blanked = torch.cat([torch.zeros_like(blanked[..., :CUE_DIM]), blanked[..., CUE_DIM:]], dim=-1)
-        return self.scene_encoder(torch.cat([blanked, prompts], dim=-1))
+    def features(
+        self, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-frame features [B, T, h] from states [B, T, S] and prompt vectors [B, T, E] (and, in rgb
+        mode, images [B, T, 2, H, W, 3]): ``f_t``, which the head reads, and what the memory reads:
+        ``f_t`` itself, or with ``memory_input`` "scene" the frame through its own encoder with the
+        robot's state blanked (its standardised value 0). The observations are computed once for both."""
+        observed = self.observations(states, images)
+        f = self.encoder(torch.cat([observed, prompts], dim=-1))
+        if self.scene_encoder is None:
+            return f, f
+        blanked = torch.cat([torch.zeros_like(observed[..., :ROBOT_DIM]), observed[..., ROBOT_DIM:]], dim=-1)
+        return f, self.scene_encoder(torch.cat([blanked, prompts], dim=-1))
 
     def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
         """The cue's encoding [B, h] from its robot states [B, C, 8] (and images [B, C, 2, H, W, 3] in rgb mode)."""
@@ -233,14 +233,13 @@ class MemoryPolicy(nn.Module):
         """Whole sequences: ``actions`` [B, T, chunk, 7], ``memory`` (m_t) and ``frames`` (f_t) [B, T, h],
         and their projections ``memory_text`` / ``frame_text`` [B, T, E]. Frame t depends on frames <= t only.
         rgb mode also takes ``images`` [B, T, 2, H, W, 3] and ``cue_images`` [B, C, 2, H, W, 3] (uint8)."""
-        f = self.features(states, prompts, images)
+        f, g = self.features(states, prompts, images)
         kind = self.config.kind
         if kind == "bc-mlp":
             m = f
             head_in = f
         else:
             c = self.encode_cue(cue, cue_lengths, cue_images)
-            g = self.memory_features(f, states, prompts, images)
             if kind == "bc-gru":
                 m, _ = self.memory(g, torch.tanh(c)[None].contiguous())
             else:
@@ -283,14 +282,13 @@ class Rollout:
         tensors without batch and time dims."""
         net, kind = self.net, self.net.config.kind
         inputs = (state[None, None].float(), prompt[None, None].float(), None if images is None else images[None, None])
-        f = net.features(*inputs)
+        f, g = net.features(*inputs)
         if kind == "bc-mlp":
             m, head_in = f, f
         elif kind == "bc-gru":
-            m, self.hidden = net.memory(net.memory_features(f, *inputs), self.hidden)
+            m, self.hidden = net.memory(g, self.hidden)
             head_in = torch.cat([f, m], dim=-1)
         else:
-            g = net.memory_features(f, *inputs)
             # Layer l of frame t reaches back l * (window - 1) frames: keep exactly that many, masked as in training.
             reach = net.config.layers * (net.config.window - 1) + 1
             self.frames = [*self.frames, g + positional(torch.tensor([[self.index]]), g.shape[-1])][-reach:]

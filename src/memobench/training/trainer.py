@@ -38,7 +38,7 @@ from memobench.training.dataset import (
 )
 from memobench.training.embedding import EMBEDDERS, EmbeddingCache, TextEmbedder, make_embedder
 from memobench.training.losses import ALIGN_LOSSES
-from memobench.training.models import POLICIES
+from memobench.training.models import MEMORY_INPUTS, POLICIES
 
 LOG_FIELDS = ("step", "loss", "bc", "align", "seconds")
 
@@ -84,6 +84,8 @@ class TrainSettings:
             raise ValueError("--lambda must be >= 0 and --temperature > 0")
         if self.state_noise < 0:
             raise ValueError("--state-noise must be >= 0")
+        if self.memory_input not in MEMORY_INPUTS:
+            raise ValueError(f"--memory-input must be one of {', '.join(MEMORY_INPUTS)}, not {self.memory_input!r}")
 
     def data_options(self) -> DataOptions:
         return DataOptions(
