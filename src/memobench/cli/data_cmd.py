@@ -68,6 +68,15 @@ def collect_command(
         ),
     ] = 0,
     cameras: CamerasOption = "agentview,wrist",
+    action_noise: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Execute the expert's actions with Gaussian noise of this deviation on the arm's six "
+            "dimensions, querying it every step and storing its own actions as labels (0: unperturbed).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
     from memobench.cli.progress import RunProgress
@@ -88,7 +97,9 @@ def collect_command(
                 progress,
                 image_size,
                 chosen,
-                command=f"memobench collect --tasks {tasks} --episodes {episodes} --seed-base {base}",
+                command=f"memobench collect --tasks {tasks} --episodes {episodes} --seed-base {base}"
+                + (f" --action-noise {action_noise}" if action_noise else ""),
+                action_noise=action_noise,
             )
     except OSError as e:
         raise fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None

@@ -59,6 +59,7 @@ def dataset_card(
         )
     total = sum(families.values())
     seed_bases = sorted({attrs.get("seed_base", DEMO_SEED_BASE) for attrs, _ in files})
+    noises = sorted({float(attrs.get("action_noise", 0.0)) for attrs, _ in files})
     lines = [
         "# MEMOBench expert demonstrations",
         "",
@@ -80,6 +81,7 @@ def dataset_card(
         "to the image size, cue frames included. Each file's `data` attributes record `image_size`, "
         "`camera_size` and `render_quality`.",
         "",
+        *([perturbation_note(noises), ""] if any(noises) else []),
         "| task | family | demos | attempts | expert success | frames |",
         "|---|---|---|---|---|---|",
         *rows,
@@ -93,6 +95,19 @@ def dataset_card(
         "",
     ]
     return "\n".join(lines)
+
+
+def perturbation_note(noises: list[float]) -> str:
+    """What a perturbed collection (``collect --action-noise``) changes, for the card."""
+    return (
+        "**Perturbed execution** (action noise "
+        + " / ".join(f"{n:g}" for n in noises)
+        + "; 0 means unperturbed): the expert was queried every step and its action executed with "
+        "Gaussian noise of that deviation on the six arm dimensions (not the gripper), clipped to [-1, 1], "
+        "so the demos also show the expert correcting from states a little off its path (DART). `action` / "
+        "`actions` is the expert's own action in each recorded state, the label to learn; in the HDF5 files "
+        "`executed_actions` is what ran (what replays the demo)."
+    )
 
 
 def write_card(

@@ -6,6 +6,11 @@ Seeds: demonstration attempt ``a`` of a task uses seed ``seed_base + a``, with
 with an evaluation run of fewer than 999,993 episodes per task. Collection
 is camera-free; ``memobench data render`` adds images afterwards.
 
+Perturbed execution (``action_noise`` > 0, :mod:`memobench.data.perturb`): the expert is
+queried every step and its actions executed with noise. A demo then stores the expert's
+actions as ``actions`` (what a policy learns) and what ran as ``executed_actions`` (what
+replays it); the file's ``action_noise`` attribute says which kind of collection it is.
+
 Resuming: every attempt is journaled as it finishes, in
 ``<out>/<task_id>.attempts/`` (one small file per attempt, written
 atomically), and the journal is folded into ``<task_id>.hdf5`` when the task
@@ -31,6 +36,7 @@ from memobench.data.demo_file import (
     read_task_file,
     write_task_file,
 )
+from memobench.data.perturb import PerturbedExecution
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
@@ -58,12 +64,27 @@ class TaskCollection:
         return self.kept / self.attempts if self.attempts else 0.0
 
 
-def record_demo(task: Task, attempt: int, seed_base: int, env, guard, protocol: Protocol) -> tuple[bool, Demo]:
-    """Run one expert attempt with a recorder; returns (success, the demo)."""
+def record_demo(
+    task: Task,
+    attempt: int,
+    seed_base: int,
+    env,
+    guard,
+    protocol: Protocol,
+    perturbed: PerturbedExecution | None = None,
+) -> tuple[bool, Demo]:
+    """Run one expert attempt with a recorder; returns (success, the demo).
+
+    With ``perturbed`` (the adapter ``guard`` wraps, run at replan interval 1) the demo's
+    ``actions`` are the expert's labels and ``executed_actions`` what ran."""
     plan = plan_episode(task, attempt, seed_base)
     recorder = DemoRecorder()
     outcome = run_episode(task, plan, env, guard, protocol, recorder=recorder)
     record = outcome.record
+    if perturbed is not None and recorder.actions:
+        if len(perturbed.labels) != len(recorder.actions):
+            raise RuntimeError(f"{len(perturbed.labels)} expert labels for {len(recorder.actions)} executed steps")
+        recorder.labels = perturbed.labels
     attrs = {
         "seed": plan.seed,
         "attempt": attempt,
@@ -102,18 +123,22 @@ class AttemptJournal:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
+def check_can_continue(task: Task, out: Path, seed_base: int, action_noise: float = 0.0) -> None:
     """Raise :class:`CollectionConflict` if ``out`` holds this task collected some other way."""
     path = out / f"{task.id}.hdf5"
     if not path.exists():
         return
     attrs, _ = read_file_summary(path)
-    for key, want in (("seed_base", seed_base), ("spec_hash", task.spec_hash)):
-        have = attrs.get(key)
+    for key, want in (
+        ("seed_base", seed_base),
+        ("spec_hash", task.spec_hash),
+        ("action_noise", float(action_noise)),
+    ):
+        have = attrs.get(key, 0.0) if key == "action_noise" else attrs.get(key)  # files before the option: none
         if have != want:
             raise CollectionConflict(
                 f"{path} holds a collection with {key} {have!r}, not {want!r} "
-                "(the task or --seed-base changed): collect into a new --out folder"
+                "(the task, --seed-base or --action-noise changed): collect into a new --out folder"
             )
     if "image_size" in attrs:
         raise CollectionConflict(
@@ -122,9 +147,9 @@ def check_can_continue(task: Task, out: Path, seed_base: int) -> None:
         )
 
 
-def _earlier_collection(task: Task, out: Path, seed_base: int) -> tuple[list[Demo], int]:
+def _earlier_collection(task: Task, out: Path, seed_base: int, action_noise: float) -> tuple[list[Demo], int]:
     """The demos and attempt count ``out`` already holds for ``task`` (none if no file)."""
-    check_can_continue(task, out, seed_base)
+    check_can_continue(task, out, seed_base, action_noise)
     path = out / f"{task.id}.hdf5"
     if not path.exists():
         return [], 0
@@ -138,6 +163,7 @@ def collect_task(
     out: Path,
     *,
     seed_base: int = DEMO_SEED_BASE,
+    action_noise: float = 0.0,
     protocol: Protocol | None = None,
     on_attempt: Callable[[int, int], None] | None = None,
 ) -> TaskCollection:
@@ -154,7 +180,7 @@ def collect_task(
     from memobench.policies.loader import build_adapter, builtin_spec
 
     path = out / f"{task.id}.hdf5"
-    demos, attempts = _earlier_collection(task, out, seed_base)
+    demos, attempts = _earlier_collection(task, out, seed_base, action_noise)
     if len(demos) >= episodes:
         if on_attempt:
             on_attempt(len(demos), attempts)
@@ -169,13 +195,17 @@ def collect_task(
         if on_attempt:
             on_attempt(len(demos), attempts)
     protocol = protocol or Protocol(seed=seed_base, adapter_timeout=0)
-    guard = AdapterGuard(build_adapter(builtin_spec("expert")), timeout=None)
+    expert = build_adapter(builtin_spec("expert"))
+    perturbed = PerturbedExecution(expert, action_noise) if action_noise else None
+    if perturbed is not None:  # a label for every executed step: the expert decides each one
+        protocol = protocol.model_copy(update={"replan_steps": 1})
+    guard = AdapterGuard(perturbed or expert, timeout=None)
     envs = EnvCache(capacity=1)
     try:
         while len(demos) < episodes and attempts < MAX_ATTEMPTS_FACTOR * episodes:
             plan = plan_episode(task, attempts, seed_base)
             env, _ = envs.get(task, plan.variant, plan.binding, render=False)
-            success, demo = record_demo(task, attempts, seed_base, env, guard, protocol)
+            success, demo = record_demo(task, attempts, seed_base, env, guard, protocol, perturbed)
             journal.add(attempts, success, demo)
             attempts += 1
             if success:
@@ -185,6 +215,6 @@ def collect_task(
     finally:
         envs.close()
         guard.close()
-    write_task_file(path, file_attrs(task, seed_base, attempts, demos), demos)
+    write_task_file(path, file_attrs(task, seed_base, attempts, demos, action_noise), demos)
     journal.remove()
     return TaskCollection(task.id, len(demos), attempts, sum(d.length for d in demos), path)

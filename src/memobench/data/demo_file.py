@@ -64,7 +64,9 @@ def checkpoint_annotation(task: Task, key_frames: list[int | None]) -> list[dict
     ]
 
 
-def file_attrs(task: Task, seed_base: int, attempts: int, demos: list[Demo]) -> dict[str, Any]:
+def file_attrs(
+    task: Task, seed_base: int, attempts: int, demos: list[Demo], action_noise: float = 0.0
+) -> dict[str, Any]:
     import memobench
 
     env_args = {
@@ -83,6 +85,7 @@ def file_attrs(task: Task, seed_base: int, attempts: int, demos: list[Demo]) -> 
         "env_args": json.dumps(env_args),
         "total": sum(d.length for d in demos),
         "seed_base": seed_base,
+        "action_noise": float(action_noise),
         "attempts": attempts,
         "successes": len(demos),
         "spec_hash": task.spec_hash,

@@ -33,6 +33,7 @@ class CollectJob:
     episodes: int
     out: Path
     seed_base: int
+    action_noise: float = 0.0
     key = property(lambda self: ("collect", self.task_id))
     affinity = None
 
@@ -87,7 +88,8 @@ def _run(job):
         from memobench.core.suite import Suite
         from memobench.data.collect import collect_task
 
-        return collect_task(Suite.load().get(job.task_id), job.episodes, job.out, seed_base=job.seed_base)
+        task = Suite.load().get(job.task_id)
+        return collect_task(task, job.episodes, job.out, seed_base=job.seed_base, action_noise=job.action_noise)
     if isinstance(job, RenderJob):
         from memobench.data.render import render_task_file
 
@@ -145,6 +147,7 @@ def collect_dataset(
     image_size: int = 0,
     cameras: tuple[str, ...] = ("agentview", "wrist"),
     command: str = "memobench collect",
+    action_noise: float = 0.0,
 ) -> list:
     """Collect every task into ``out`` (one job per task), render if ``image_size``, write the dataset card.
 
@@ -158,8 +161,8 @@ def collect_dataset(
 
     out.mkdir(parents=True, exist_ok=True)
     for task in tasks:  # a folder of another collection is refused, not mixed into
-        check_can_continue(task, out, seed_base)
-    jobs = [CollectJob(t.id, episodes, out, seed_base) for t in tasks]
+        check_can_continue(task, out, seed_base, action_noise)
+    jobs = [CollectJob(t.id, episodes, out, seed_base, action_noise) for t in tasks]
     results = run_data_jobs(
         "collecting",
         jobs,

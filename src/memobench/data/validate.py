@@ -72,9 +72,13 @@ def static_problems(demo: Demo) -> list[str]:
             problems.append(f"missing {key}")
         elif array.dtype != dtype or len(array) != n or (tail is not None and array.shape[1:] != tail):
             problems.append(f"{key}: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{n}, ...]")
-    actions = demo.arrays.get("actions")
-    if actions is not None and (not np.isfinite(actions).all() or np.abs(actions).max() > 1.0):
-        problems.append("actions outside [-1, 1] or not finite")
+    executed = demo.arrays.get("executed_actions")
+    if executed is not None and (executed.dtype != np.float64 or executed.shape != (n, 7)):
+        problems.append(f"executed_actions: {executed.dtype}{list(executed.shape)}, expected float64[{n}, 7]")
+    for key in ("actions", "executed_actions"):
+        actions = demo.arrays.get(key)
+        if actions is not None and (not np.isfinite(actions).all() or np.abs(actions).max() > 1.0):
+            problems.append(f"{key} outside [-1, 1] or not finite")
     if demo.attrs.get("num_samples") != n:
         problems.append(f"num_samples {demo.attrs.get('num_samples')} != {n} actions")
     frames = [c["key_frame"] for c in demo.attrs["checkpoints"] if not c["optional"]]
@@ -93,7 +97,8 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
     if plan.layout_seed != demo.attrs["layout_seed"] or plan.variant != demo.attrs["variant"]:
         return ["the demo's seed gives another binding or layout today (task or seeding changed)"], None
     recorder = DemoRecorder()
-    guard = AdapterGuard(ReplayPolicy(demo.arrays["actions"]), timeout=None)
+    # what ran: a perturbed demo's labels (``actions``) would not retrace its states
+    guard = AdapterGuard(ReplayPolicy(demo.arrays.get("executed_actions", demo.arrays["actions"])), timeout=None)
     record = run_episode(task, plan, env, guard, Protocol(seed=seed_base, adapter_timeout=0), recorder=recorder).record
     problems = []
     stored = demo.arrays["states"]
