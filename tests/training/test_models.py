@@ -95,6 +95,7 @@ def test_the_default_networks_are_small() -> None:
 def test_states_and_the_cue_are_standardised_by_the_set_statistics(kind: str) -> None:
     states, prompts, cue = inputs()
     mean, std = torch.linspace(-1, 1, 10), torch.linspace(0.5, 2, 10)
+    mean[3:6], std[3:6] = 0.0, 1.0  # the rotation matrix is made from the raw axis-angle: keep it equal
     scaled = net_of(kind)
     scaled.set_normalisation(mean, std)
     plain = net_of(kind)  # the same weights, identity statistics, fed the standardised inputs
@@ -132,3 +133,31 @@ def test_a_scene_memory_does_not_read_the_robot_state_but_remembers_the_scene(ki
 def test_an_unknown_memory_input_is_refused() -> None:
     with pytest.raises(ValueError, match="memory input"):
         PolicyConfig("bc-gru", state_dim=10, text_dim=6, memory_input="robot")
+
+
+def test_the_rotation_matrix_is_rodrigues_and_the_same_for_both_axis_angles_of_a_rotation() -> None:
+    from scipy.spatial.transform import Rotation
+
+    from memobench.training.models import rotation_matrix
+
+    g = torch.Generator().manual_seed(3)
+    axes = torch.nn.functional.normalize(torch.randn(6, 3, generator=g, dtype=torch.float64), dim=-1)
+    angles = torch.tensor([0.3, 1.0, 3.0, 3.1, 3.2, 6.0], dtype=torch.float64)[:, None]
+    vectors = torch.cat([axes * angles, torch.zeros(1, 3, dtype=torch.float64)])
+    want = Rotation.from_rotvec(vectors.numpy()).as_matrix().reshape(-1, 9)
+    torch.testing.assert_close(rotation_matrix(vectors), torch.from_numpy(want))
+    # near a half-turn, axis-angle jumps between (a, n) and (a - 2 pi, n); the matrix does not
+    other = axes * (angles - 2 * torch.pi)
+    torch.testing.assert_close(rotation_matrix(other), rotation_matrix(axes * angles))
+
+
+def test_a_checkpoint_of_another_network_layout_is_refused(tmp_path) -> None:
+    from safetensors.torch import save_file
+
+    from memobench.training.checkpoint_files import load_weights
+
+    weights = dict(net_of("bc-mlp").state_dict())
+    weights["encoder.0.weight"] = torch.ones(3)  # as a network of another input width would have it
+    save_file({k: v.contiguous() for k, v in weights.items()}, tmp_path / "model.safetensors")
+    with pytest.raises(ValueError, match="another network layout.*train it again"):
+        load_weights(tmp_path, net_of("bc-mlp"))

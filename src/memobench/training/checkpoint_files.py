@@ -81,6 +81,13 @@ def load_weights(folder: Path, net) -> None:
     weights = load_file(folder / "model.safetensors")
     if "state_mean" not in weights:
         raise ValueError(f"{folder}: trained before states were standardised (2026-12-03); train it again")
+    expected = net.state_dict()
+    changed = [k for k, v in weights.items() if k in expected and tuple(v.shape) != tuple(expected[k].shape)]
+    if changed:
+        raise ValueError(
+            f"{folder}: trained with another network layout ({changed[0]}: {tuple(weights[changed[0]].shape)}, "
+            f"now {tuple(expected[changed[0]].shape)}; the rotation-matrix input came on 2026-12-03); train it again"
+        )
     net.load_state_dict(weights)
 
 

@@ -42,6 +42,9 @@ from memobench.data.state_features import ROBOT_DIM
 POLICIES = ("bc-mlp", "bc-gru", "bc-transformer")
 ACTION_DIM = 7
 CUE_DIM = ROBOT_DIM  # the cue is a sequence of robot states (what the harness shows a policy camera-free)
+AXIS_ANGLE = slice(3, 6)  # the end effector's orientation in a robot state (memobench.sim.env.SimEnv.robot_state)
+ROTATION_FEATURES = 9  # its rotation matrix, added to every frame's observation
+ROBOT_FEATURES = ROBOT_DIM + ROTATION_FEATURES  # what an observation holds of the robot, first
 CAMERAS = 2  # rgb mode: agent view and wrist, in that order
 MEMORY_INPUTS = ("all", "scene")
 
@@ -68,8 +71,9 @@ class PolicyConfig:
 
     @property
     def frame_dim(self) -> int:
-        """Width of one frame's observation: the state vector, plus both cameras' CNN features in rgb mode."""
-        return self.state_dim + (CAMERAS * self.image_features if self.rgb else 0)
+        """Width of one frame's observation: the state vector and the rotation matrix, plus both cameras'
+        CNN features in rgb mode."""
+        return self.state_dim + ROTATION_FEATURES + (CAMERAS * self.image_features if self.rgb else 0)
 
     def __post_init__(self) -> None:
         if self.kind not in POLICIES:
@@ -79,6 +83,19 @@ class PolicyConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def rotation_matrix(axis_angle: torch.Tensor) -> torch.Tensor:
+    """The rotation matrices [..., 9] (row-major) of axis-angle vectors [..., 3] (Rodrigues' formula;
+    any angle, zero giving the identity)."""
+    angle = axis_angle.norm(dim=-1, keepdim=True)
+    k = axis_angle / angle.clamp_min(1e-8)
+    x, y, z = k.unbind(-1)
+    zero = torch.zeros_like(x)
+    cross = torch.stack([zero, -z, y, z, zero, -x, -y, x, zero], dim=-1).unflatten(-1, (3, 3))
+    eye = torch.eye(3, dtype=axis_angle.dtype, device=axis_angle.device)
+    rotation = eye + angle.sin()[..., None] * cross + (1 - angle.cos())[..., None] * (cross @ cross)
+    return rotation.flatten(-2)
 
 
 def positional(index: torch.Tensor, dim: int) -> torch.Tensor:
@@ -158,7 +175,8 @@ class MemoryPolicy(nn.Module):
         scene_memory = config.kind != "bc-mlp" and config.memory_input == "scene"
         self.scene_encoder = frame_encoder(config.frame_dim + config.text_dim, h) if scene_memory else None
         if config.kind != "bc-mlp":
-            self.cue = CueEncoder(h, CUE_DIM + (CAMERAS * config.image_features if config.rgb else 0))
+            cue_width = CUE_DIM + ROTATION_FEATURES + (CAMERAS * config.image_features if config.rgb else 0)
+            self.cue = CueEncoder(h, cue_width)
         if config.kind == "bc-gru":
             self.memory = nn.GRU(h, h, batch_first=True)
         elif config.kind == "bc-transformer":
@@ -186,12 +204,20 @@ class MemoryPolicy(nn.Module):
         return (states.float() - self.state_mean[:width]) / self.state_std[:width]
 
     def observations(self, states: torch.Tensor, images: torch.Tensor | None) -> torch.Tensor:
-        """States [B, T, S] standardised, with rgb mode's images [B, T, 2, H, W, 3] (uint8) as CNN features appended."""
-        if not self.config.rgb:
-            return self.normalise(states)
-        if images is None:
-            raise ValueError("this is an rgb network: it needs both cameras' images")
-        return torch.cat([self.normalise(states), self.images(images).flatten(-2)], dim=-1)
+        """States [B, T, S] as [robot state standardised, its rotation matrix, the rest standardised], with
+        rgb mode's images [B, T, 2, H, W, 3] (uint8) as CNN features appended. The robot's part is the
+        first ``ROBOT_FEATURES`` entries."""
+        standardised = self.normalise(states)
+        parts = [
+            standardised[..., :ROBOT_DIM],
+            rotation_matrix(states[..., AXIS_ANGLE].float()),
+            standardised[..., ROBOT_DIM:],
+        ]
+        if self.config.rgb:
+            if images is None:
+                raise ValueError("this is an rgb network: it needs both cameras' images")
+            parts.append(self.images(images).flatten(-2))
+        return torch.cat(parts, dim=-1)
 
     def features(
         self, states: torch.Tensor, prompts: torch.Tensor, images: torch.Tensor | None = None
@@ -204,7 +230,8 @@ class MemoryPolicy(nn.Module):
         f = self.encoder(torch.cat([observed, prompts], dim=-1))
         if self.scene_encoder is None:
             return f, f
-        blanked = torch.cat([torch.zeros_like(observed[..., :ROBOT_DIM]), observed[..., ROBOT_DIM:]], dim=-1)
+        robot = ROBOT_FEATURES
+        blanked = torch.cat([torch.zeros_like(observed[..., :robot]), observed[..., robot:]], dim=-1)
         return f, self.scene_encoder(torch.cat([blanked, prompts], dim=-1))
 
     def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
