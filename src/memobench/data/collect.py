@@ -81,10 +81,6 @@ def record_demo(
     recorder = DemoRecorder()
     outcome = run_episode(task, plan, env, guard, protocol, recorder=recorder)
     record = outcome.record
-    if perturbed is not None and recorder.actions:
-        if len(perturbed.labels) != len(recorder.actions):
-            raise RuntimeError(f"{len(perturbed.labels)} expert labels for {len(recorder.actions)} executed steps")
-        recorder.labels = perturbed.labels
     attrs = {
         "seed": plan.seed,
         "attempt": attempt,
@@ -96,7 +92,8 @@ def record_demo(
         "policy_start": len(recorder.cue.states),
         "end_reason": record.end_reason,
     }
-    return record.success and bool(recorder.actions), Demo(recorder.arrays() if recorder.actions else {}, attrs)
+    labels = None if perturbed is None else perturbed.labels
+    return record.success and bool(recorder.actions), Demo(recorder.arrays(labels) if recorder.actions else {}, attrs)
 
 
 class AttemptJournal:
@@ -129,12 +126,11 @@ def check_can_continue(task: Task, out: Path, seed_base: int, action_noise: floa
     if not path.exists():
         return
     attrs, _ = read_file_summary(path)
-    for key, want in (
-        ("seed_base", seed_base),
-        ("spec_hash", task.spec_hash),
-        ("action_noise", float(action_noise)),
+    for key, want, have in (
+        ("seed_base", seed_base, attrs.get("seed_base")),
+        ("spec_hash", task.spec_hash, attrs.get("spec_hash")),
+        ("action_noise", float(action_noise), attrs.get("action_noise", 0.0)),  # files before the option: none
     ):
-        have = attrs.get(key, 0.0) if key == "action_noise" else attrs.get(key)  # files before the option: none
         if have != want:
             raise CollectionConflict(
                 f"{path} holds a collection with {key} {have!r}, not {want!r} "

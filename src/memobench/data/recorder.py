@@ -28,8 +28,6 @@ class DemoRecorder:
         self.live_cameras, self.live_size = live_cameras, live_size
         self.live_frames: dict[str, list[np.ndarray]] = {c: [] for c in live_cameras}
         self.actions: list[np.ndarray] = []
-        # perturbed collection: the expert's own action at each step (``actions`` holds what ran)
-        self.labels: list[np.ndarray] | None = None
         self.states: list[np.ndarray] = []
         self.robot_states: list[np.ndarray] = []
         self.proprio: dict[str, list[np.ndarray]] = {k: [] for k in PROPRIO_KEYS}
@@ -48,15 +46,18 @@ class DemoRecorder:
             frame = env.render(camera, Protocol().camera_size)
             self.live_frames[camera].append(resize_with_pad(frame, self.live_size))
 
-    def arrays(self) -> dict[str, np.ndarray]:
+    def arrays(self, labels: list[np.ndarray] | None = None) -> dict[str, np.ndarray]:
         """``actions`` [T,7] float64, ``states`` [T,S] float64 (MuJoCo integration state),
-        with perturbed execution ``actions`` the expert's labels and ``executed_actions`` [T,7] what ran,
+        with perturbed execution (``labels``: the expert's own action at each executed step) ``actions``
+        the labels and ``executed_actions`` [T,7] what ran,
         ``robot_states`` [T,8] float32 (eef pos, axis-angle, gripper), ``obs/<proprio key>``
         [T,k] float64, ``cue/states`` [C,S] and ``cue/robot_states`` [C,8] (C = 0 without a cue)."""
         executed = np.stack(self.actions)
+        if labels is not None and len(labels) != len(executed):
+            raise RuntimeError(f"{len(labels)} expert labels for {len(executed)} executed steps")
         out = {
-            "actions": executed if self.labels is None else np.stack(self.labels),
-            **({} if self.labels is None else {"executed_actions": executed}),
+            "actions": executed if labels is None else np.stack(labels),
+            **({} if labels is None else {"executed_actions": executed}),
             "states": np.stack(self.states),
             "robot_states": np.stack(self.robot_states),
             **{f"obs/{k}": np.stack(v) for k, v in self.proprio.items()},

@@ -35,6 +35,7 @@ EXPECTED = {  # key -> (dtype, trailing shape; None = any)
     "obs/gripper_states": (np.float64, (2,)),
     "obs/joint_states": (np.float64, (7,)),
 }
+OPTIONAL = {"executed_actions": (np.float64, (7,))}  # perturbed collections only
 
 
 @dataclass
@@ -66,15 +67,13 @@ def static_problems(demo: Demo) -> list[str]:
     """Shape, dtype, bound and key-frame problems, without the simulator."""
     problems = []
     n = demo.length
-    for key, (dtype, tail) in EXPECTED.items():
+    for key, (dtype, tail) in (EXPECTED | OPTIONAL).items():
         array = demo.arrays.get(key)
         if array is None:
-            problems.append(f"missing {key}")
+            if key not in OPTIONAL:
+                problems.append(f"missing {key}")
         elif array.dtype != dtype or len(array) != n or (tail is not None and array.shape[1:] != tail):
             problems.append(f"{key}: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{n}, ...]")
-    executed = demo.arrays.get("executed_actions")
-    if executed is not None and (executed.dtype != np.float64 or executed.shape != (n, 7)):
-        problems.append(f"executed_actions: {executed.dtype}{list(executed.shape)}, expected float64[{n}, 7]")
     for key in ("actions", "executed_actions"):
         actions = demo.arrays.get(key)
         if actions is not None and (not np.isfinite(actions).all() or np.abs(actions).max() > 1.0):

@@ -138,7 +138,7 @@ class ImageEncoder(nn.Module):
 class CueEncoder(nn.Module):
     """A GRU over the cue's frames (robot states, plus image features in rgb mode); an empty cue encodes to zeros."""
 
-    def __init__(self, hidden: int, inputs: int = CUE_DIM) -> None:
+    def __init__(self, hidden: int, inputs: int) -> None:
         super().__init__()
         self.gru = nn.GRU(inputs, hidden, batch_first=True)
 
@@ -175,8 +175,7 @@ class MemoryPolicy(nn.Module):
         scene_memory = config.kind != "bc-mlp" and config.memory_input == "scene"
         self.scene_encoder = frame_encoder(config.frame_dim + config.text_dim, h) if scene_memory else None
         if config.kind != "bc-mlp":
-            cue_width = CUE_DIM + ROTATION_FEATURES + (CAMERAS * config.image_features if config.rgb else 0)
-            self.cue = CueEncoder(h, cue_width)
+            self.cue = CueEncoder(h, ROBOT_FEATURES + (CAMERAS * config.image_features if config.rgb else 0))
         if config.kind == "bc-gru":
             self.memory = nn.GRU(h, h, batch_first=True)
         elif config.kind == "bc-transformer":
@@ -230,8 +229,8 @@ class MemoryPolicy(nn.Module):
         f = self.encoder(torch.cat([observed, prompts], dim=-1))
         if self.scene_encoder is None:
             return f, f
-        robot = ROBOT_FEATURES
-        blanked = torch.cat([torch.zeros_like(observed[..., :robot]), observed[..., robot:]], dim=-1)
+        robot, scene = observed[..., :ROBOT_FEATURES], observed[..., ROBOT_FEATURES:]
+        blanked = torch.cat([torch.zeros_like(robot), scene], dim=-1)
         return f, self.scene_encoder(torch.cat([blanked, prompts], dim=-1))
 
     def encode_cue(self, cue: torch.Tensor, cue_lengths: torch.Tensor, cue_images: torch.Tensor | None = None):
