@@ -9,6 +9,6 @@ from memobench.core.suite import Suite
 
 @pytest.fixture(scope="session")
 def suite() -> Suite:
-    # Both suites: the arena's tasks have expert plans too (tests/sim/test_experts.py runs one
-    # episode of every task with a plan). Tests only look tasks up by id here.
+    # Both suites: the arena's tasks have expert plans too (test_expert_episodes_arena.py runs
+    # some). Tests only look tasks up by id here.
     return Suite.load(arena=True)

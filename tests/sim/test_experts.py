@@ -1,54 +1,24 @@
 """The scripted experts on the real simulator, through the real harness.
 
-For every pilot task with a plan: an expert episode succeeds, the same seed
-gives the same actions and checkpoint steps, and the replan interval does not
-change what the expert does (its chunks come from an exact forward model).
-Camera-free; one episode per case to keep the suite fast.
+For every pilot task: an expert episode succeeds, the same seed gives the same
+actions and checkpoint steps, and the replan interval does not change what the
+expert does (its chunks come from an exact forward model). The other tasks with a
+plan get one episode each in the test_expert_episodes_* files. Camera-free.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from tests.sim.expert_episodes import PILOTS
 
 from memobench.evaluation.episode import run_episode
-from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.evaluation.run_request import RunRequest
-from memobench.evaluation.runner import evaluate
-from memobench.experts.plans import plans
 from memobench.experts.policy import ExpertPolicy
 from memobench.policies.adapter import AdapterGuard
-from memobench.policies.loader import build_adapter, builtin_spec
 from memobench.sim.env import SimEnv
 
 pytestmark = pytest.mark.sim
-
-# Determinism and replan invariance are checked on the pilots (four episodes each);
-# every other task with a plan gets one expert episode, to keep CI short.
-PILOTS = [
-    "O01-cued-milk",
-    "P04-stack-in-order",
-    "S01-hide-and-retrieve-butter",
-    "T03-check-all-drawers",
-    "T09-pour-twice-bowl",
-]
-# The arena's 26 plans share six modules; one episode of a task per module and grasp (each
-# arena plan's decisions are tested without a simulator in tests/experts/test_arena_*.py),
-# to keep `make test` short: arena episodes run 500-1,200 steps.
-ARENA_SAMPLE = [
-    "A01-cookies-tomato-basket",  # basket_sequence
-    "A06-pour-tomato-sauce-into-bowl-drainer",  # arena_pour, grasped from above
-    "A10-pour-wine-bottle-into-mug",  # arena_pour, held from the side
-    "A12-cookies-chocolate-middle-drawer",  # arena_drawers
-    "A19-tomato-milk-orange-cabinet",  # cabinet_transfer (the jar and the cartons upright; A18's packs lie as A25's)
-    "A20-cookies-chocolate-microwave",  # arena_microwave
-    "A22-pour-tomato-cookies-microwave",  # a22: pours, set aside, then the microwave
-    "A25-butter-cream",  # plate_transfer
-]
-OTHER_TASKS_WITH_PLANS = sorted(
-    {t for t in plans() if not t.startswith("A")} - set(PILOTS) | set(ARENA_SAMPLE) & set(plans())
-)
 
 
 class Recording:
@@ -126,24 +96,6 @@ def test_replan_interval_does_not_change_the_expert(suite, envs, task_id):
     assert [c.step for c in long.checkpoints] == [c.step for c in short.checkpoints]
     n = min(len(executed(chunks_short, 5)), len(executed(chunks_long, 50)), short.steps)
     np.testing.assert_array_equal(executed(chunks_long, 50)[:n], executed(chunks_short, 5)[:n])
-
-
-@pytest.mark.parametrize("task_id", OTHER_TASKS_WITH_PLANS)
-def test_expert_solves_an_episode(suite, task_id, tmp_path):
-    # Through the harness, in a worker process: a built env keeps ~0.2 GB after it is closed,
-    # and ~50 tasks' envs in this test process reached 9.7 GB (killed for memory in CI); a
-    # worker's memory goes back to the system when it exits, after each task.
-    request = RunRequest(
-        tasks=[suite.get(task_id)],
-        num_trials_per_task=1,
-        protocol=Protocol(replan_steps=50, adapter_timeout=0),
-        out_root=tmp_path,
-        policy={"name": "expert"},
-        workers=1,
-    )
-    evaluate(request, build_adapter(builtin_spec("expert")))
-    [record] = read_ledger(tmp_path / LEDGER_FILENAME)
-    assert record.status == "ok" and record.success, (record.end_reason, record.error, record.checkpoints)
 
 
 def test_an_expert_that_pours_three_times_fails_with_extra_pour(suite, envs):
