@@ -48,7 +48,6 @@ def test_builds_by_name_in_a_fresh_factory_and_acts_as_the_network(tmp_path) -> 
     whole = policy.net(
         torch.from_numpy(states)[None],
         prompt.expand(1, 4, -1),
-        torch.arange(4)[None],
         torch.from_numpy(cue[::5])[None],
         torch.tensor([3]),
     )["actions"][0]

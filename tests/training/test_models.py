@@ -12,7 +12,7 @@ T = 11
 
 
 def run(net, states, prompts, cue):
-    return net(states, prompts, torch.arange(states.shape[1])[None], cue, torch.tensor([cue.shape[1]]))
+    return net(states, prompts, cue, torch.tensor([cue.shape[1]]))
 
 
 def inputs(seed: int = 0):
@@ -68,6 +68,22 @@ def test_the_transformer_forgets_what_left_its_reach() -> None:
     early[0, 0] += 5.0
     torch.testing.assert_close(
         run(net, states, prompts, cue)["actions"][0, -1], run(net, early, prompts, cue)["actions"][0, -1]
+    )
+
+
+def test_the_transformer_has_no_clock_but_knows_the_order_of_its_frames() -> None:
+    net = net_of("bc-transformer")  # reaches 4 frames back
+    states, prompts, cue = inputs()
+    # Five other frames before the same history: the frames whose reach the new ones miss act alike.
+    g = torch.Generator().manual_seed(9)
+    later = run(
+        net, torch.cat([torch.randn(1, 5, 10, generator=g), states], 1), torch.cat([prompts[:, :5], prompts], 1), cue
+    )
+    torch.testing.assert_close(later["actions"][0, 5 + 4 :], run(net, states, prompts, cue)["actions"][0, 4:])
+    swapped = states.clone()
+    swapped[0, [-2, -3]] = states[0, [-3, -2]]  # the last frame's two predecessors in the other order
+    assert not torch.allclose(
+        run(net, states, prompts, cue)["actions"][0, -1], run(net, swapped, prompts, cue)["actions"][0, -1]
     )
 
 

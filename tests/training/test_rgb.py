@@ -72,10 +72,9 @@ def test_rgb_rollout_equals_the_sequence_forward_and_sees_the_cue_frames(kind: s
     images = torch.randint(0, 256, (1, frames, 2, SIDE, SIDE, 3), dtype=torch.uint8)
     cue, cue_images = torch.randn(1, cue_frames, 8), torch.randint(0, 256, (1, cue_frames, 2, SIDE, SIDE, 3))
     cue_images = cue_images.to(torch.uint8)
-    index = torch.arange(frames)[None]
     with torch.no_grad():
-        whole = net(states, prompts, index, cue, torch.tensor([cue_frames]), images, cue_images)["actions"][0]
-        other_cue = net(states, prompts, index, cue, torch.tensor([cue_frames]), images, 255 - cue_images)
+        whole = net(states, prompts, cue, torch.tensor([cue_frames]), images, cue_images)["actions"][0]
+        other_cue = net(states, prompts, cue, torch.tensor([cue_frames]), images, 255 - cue_images)
     rollout = Rollout(net, cue[0], cue_images[0])
     stepped = torch.stack([rollout.step(states[0, t], prompts[0, t], images[0, t])["actions"] for t in range(7)])
     torch.testing.assert_close(stepped, whole, atol=1e-5, rtol=1e-5)
@@ -88,7 +87,6 @@ def test_an_rgb_network_without_images_is_refused() -> None:
         net(
             torch.zeros(1, 2, 8),
             torch.zeros(1, 2, 6),
-            torch.zeros(1, 2),
             torch.zeros(1, 1, 8),
             torch.tensor([0]),
         )
@@ -123,7 +121,6 @@ def test_the_checkpoint_asks_for_images_at_the_trained_size_and_acts_as_the_netw
     whole = policy.net(
         stack(queries, "observation/state"),
         prompt,
-        torch.arange(3)[None],
         stack(cue, "observation/state")[:, ::5],
         torch.tensor([2]),
         torch.stack([stack(queries, "observation/image"), stack(queries, "observation/wrist_image")], dim=2),

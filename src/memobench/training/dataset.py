@@ -147,7 +147,6 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
     width, chunk = items[0].state.shape[1], items[0].actions.shape[1]
     out = {
         "states": np.zeros((batch, frames, width), np.float32),
-        "frame_index": np.zeros((batch, frames), np.int64),
         "frame_mask": np.zeros((batch, frames), bool),
         "prompt_ids": np.zeros((batch, frames), np.int64),
         "memory_ids": np.zeros((batch, frames), np.int64),
@@ -166,7 +165,6 @@ def collate(items: list[EpisodeItem], prompt_ids: list[np.ndarray], memory_ids: 
             out["images"][i, :n] = it.images
             out["cue_images"][i, : len(it.cue)] = it.cue_images
         out["states"][i, :n] = it.state
-        out["frame_index"][i, :n] = np.arange(n)
         out["frame_mask"][i, :n] = True
         out["prompt_ids"][i, :n] = prompt_ids[i]
         out["memory_ids"][i, :n] = memory_ids[i]

@@ -17,7 +17,9 @@ memory turns the features up to ``t`` into the memory vector ``m_t``; a head map
 - ``bc-mlp``: no memory, ``m_t = f_t`` (the current frame only; it does not see the cue).
 - ``bc-gru``: a GRU over all frames so far, started from the cue's encoding; ``m_t`` is its state.
 - ``bc-transformer``: causal self-attention over the last ``window`` frames and a cue token;
-  ``m_t`` is the output at ``t``.
+  ``m_t`` is the output at ``t``. Order comes from a learned bias on the attention logits per
+  distance (0 .. window-1 frames back), not from frame indices: absolute positions would be the
+  clock ruled out above, and a 1,200-step episode would reach positions no demo has.
 
 With ``memory_input`` "scene" the memory reads each frame through its own encoder with the robot's
 state blanked, while the head still reads ``f_t``: a history of proprioception tells a network the
@@ -31,7 +33,6 @@ sequences (training); :class:`Rollout` feeds one frame at a time and gives the s
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import torch
@@ -98,14 +99,6 @@ def rotation_matrix(axis_angle: torch.Tensor) -> torch.Tensor:
     return rotation.flatten(-2)
 
 
-def positional(index: torch.Tensor, dim: int) -> torch.Tensor:
-    """Sinusoidal encoding [..., dim] of frame indices (the transformer's positions)."""
-    half = dim // 2
-    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, dtype=torch.float32, device=index.device) / half)
-    angles = index.to(torch.float32)[..., None] * freqs
-    return torch.cat([angles.sin(), angles.cos()], dim=-1)
-
-
 class ImageEncoder(nn.Module):
     """A small CNN: uint8 frames [..., H, W, 3] to features [..., out]; any H, W of at least 16.
 
@@ -155,6 +148,41 @@ class CueEncoder(nn.Module):
         return out
 
 
+class AttentionBlock(nn.Module):
+    """Pre-norm self-attention then feed-forward, each added to its input, under an additive float mask.
+
+    Written out rather than nn.TransformerEncoderLayer: that layer's inference fast path (eval mode
+    without gradients, which is how Rollout runs) treats a float mask with finite non-zero entries
+    differently from its training path, and the transformer's mask carries the distance bias."""
+
+    def __init__(self, width: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.attention_norm, self.feedforward_norm = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.attention_out = nn.Linear(width, 3 * width), nn.Linear(width, width)
+        self.feedforward = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """``x`` [B, T, width], ``mask`` [T, T] added to the attention logits (query row, key column)."""
+        q, k, v = self.qkv(self.attention_norm(x)).unflatten(-1, (3, self.heads, -1)).permute(2, 0, 3, 1, 4)
+        attended = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        x = x + self.attention_out(attended.transpose(1, 2).flatten(-2))
+        return x + self.feedforward(self.feedforward_norm(x))
+
+
+class CausalWindowTransformer(nn.Module):
+    """``layers`` :class:`AttentionBlock` s, all under the same mask."""
+
+    def __init__(self, width: int, heads: int, layers: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(AttentionBlock(width, heads) for _ in range(layers))
+
+    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            tokens = block(tokens, mask)
+        return tokens
+
+
 def frame_encoder(inputs: int, hidden: int) -> nn.Module:
     """One frame's observation and prompt vector to a feature of width ``hidden``."""
     return nn.Sequential(
@@ -179,8 +207,10 @@ class MemoryPolicy(nn.Module):
         if config.kind == "bc-gru":
             self.memory = nn.GRU(h, h, batch_first=True)
         elif config.kind == "bc-transformer":
-            layer = nn.TransformerEncoderLayer(h, config.heads, 2 * h, dropout=0.0, batch_first=True, norm_first=True)
-            self.memory = nn.TransformerEncoder(layer, config.layers, enable_nested_tensor=False)
+            self.memory = CausalWindowTransformer(h, config.heads, config.layers)
+            # see window_mask; starts with a mild preference for recent frames so that order is
+            # visible from the first step (all zeros would make attention blind to order)
+            self.distance_bias = nn.Parameter(-torch.arange(config.window, dtype=torch.float32) / config.window)
         head_in = h if config.kind == "bc-mlp" else 2 * h
         self.head = nn.Sequential(nn.Linear(head_in, h), nn.GELU(), nn.Linear(h, config.chunk * ACTION_DIM))
         self.memory_proj = nn.Linear(h, config.text_dim)
@@ -238,19 +268,22 @@ class MemoryPolicy(nn.Module):
         return self.cue(self.observations(cue, cue_images), cue_lengths)
 
     def window_mask(self, frames: int, device) -> torch.Tensor:
-        """[1 + T, 1 + T] additive mask: the cue token sees itself; frame t sees the cue and frames t-window+1..t."""
+        """[1 + T, 1 + T] additive attention mask (token 0 is the cue): the cue token sees itself; frame t
+        sees the cue (bias 0) and frames t-d for d = 0 .. window-1, with the learned ``distance_bias[d]``;
+        everything else is -inf. The same for every layer and head."""
         i = torch.arange(frames, device=device)
-        allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - self.config.window)
-        full = torch.zeros(frames + 1, frames + 1, dtype=torch.bool, device=device)
-        full[:, 0] = True
-        full[1:, 1:] = allowed
-        return torch.zeros(full.shape, device=device).masked_fill(~full, float("-inf"))
+        distance = i[:, None] - i[None, :]
+        allowed = (distance >= 0) & (distance < self.config.window)
+        bias = self.distance_bias[distance.clamp(0, self.config.window - 1)]
+        mask = torch.full((frames + 1, frames + 1), float("-inf"), device=device)
+        mask[:, 0] = 0.0
+        mask[1:, 1:] = torch.where(allowed, bias, mask[1:, 1:])
+        return mask
 
     def forward(
         self,
         states: torch.Tensor,
         prompts: torch.Tensor,
-        frame_index: torch.Tensor,
         cue: torch.Tensor,
         cue_lengths: torch.Tensor,
         images: torch.Tensor | None = None,
@@ -269,8 +302,8 @@ class MemoryPolicy(nn.Module):
             if kind == "bc-gru":
                 m, _ = self.memory(g, torch.tanh(c)[None].contiguous())
             else:
-                tokens = torch.cat([c[:, None], g + positional(frame_index, g.shape[-1])], dim=1)
-                m = self.memory(tokens, mask=self.window_mask(f.shape[1], f.device))[:, 1:]
+                tokens = torch.cat([c[:, None], g], dim=1)
+                m = self.memory(tokens, self.window_mask(f.shape[1], f.device))[:, 1:]
             head_in = torch.cat([f, m], dim=-1)
         actions = self.head(head_in).unflatten(-1, (self.config.chunk, ACTION_DIM))
         return {
@@ -289,7 +322,6 @@ class Rollout:
         """``cue`` [C, 8]: the cue's robot states (C may be 0); in rgb mode ``cue_images`` [C, 2, H, W, 3]."""
         self.net = net
         self.frames: list[torch.Tensor] = []  # the transformer's recent features
-        self.index = 0
         with torch.no_grad():
             self.cue = (
                 net.encode_cue(
@@ -317,10 +349,9 @@ class Rollout:
         else:
             # Layer l of frame t reaches back l * (window - 1) frames: keep exactly that many, masked as in training.
             reach = net.config.layers * (net.config.window - 1) + 1
-            self.frames = [*self.frames, g + positional(torch.tensor([[self.index]]), g.shape[-1])][-reach:]
+            self.frames = [*self.frames, g][-reach:]
             tokens = torch.cat([self.cue[:, None], *self.frames], dim=1)
-            m = net.memory(tokens, mask=net.window_mask(len(self.frames), f.device))[:, -1:]
+            m = net.memory(tokens, net.window_mask(len(self.frames), f.device))[:, -1:]
             head_in = torch.cat([f, m], dim=-1)
-        self.index += 1
         actions = net.head(head_in).unflatten(-1, (net.config.chunk, ACTION_DIM))
         return {"actions": actions[0, 0], "memory": m[0, 0]}

@@ -312,7 +312,6 @@ def train(
                 result = net(
                     noisy(batch["states"], settings.state_noise, net.state_std, generator),
                     table[batch["prompt_ids"]],
-                    batch["frame_index"],
                     batch["cue"],
                     batch["cue_lengths"],
                     batch.get("images"),
