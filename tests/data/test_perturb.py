@@ -37,13 +37,13 @@ def test_noise_moves_the_arm_dimensions_only_and_the_labels_are_the_experts_firs
     chunk[:, 0] = 1.0  # saturated: the noisy action must be clipped back into [-1, 1]
     wrapped = PerturbedExecution(FixedExpert(chunk), sigma=0.3)
     wrapped.begin_episode(np.random.default_rng(4))
-    noisy = [wrapped.infer_actions({}, "", 224) for _ in range(3)]
-    assert len(wrapped.labels) == 3 and all(np.array_equal(label, chunk[0]) for label in wrapped.labels)
+    noisy = [wrapped.infer_actions({}, "", 224) for _ in range(10)]
+    assert len(wrapped.labels) == 10 and all(np.array_equal(label, chunk[0]) for label in wrapped.labels)
     for out in noisy:
-        assert out.shape == chunk.shape and np.abs(out).max() <= 1.0
-        np.testing.assert_array_equal(out[:, 6], chunk[:, 6])  # the gripper command is never perturbed
-        assert np.abs(out[:, 1:6] - chunk[:, 1:6]).min() > 0  # every arm entry moved
-        assert out[:, 0].max() <= 1.0 and out[:, 0].min() < 1.0
+        assert out.shape == (1, 7) and np.abs(out).max() <= 1.0  # one action: collection replans every step
+        assert out[0, 6] == chunk[0, 6]  # the gripper command is never perturbed
+        assert np.abs(out[0, 1:6] - chunk[0, 1:6]).min() > 0  # every arm entry moved
+    assert max(out[0, 0] for out in noisy) <= 1.0 and min(out[0, 0] for out in noisy) < 1.0
     assert not np.array_equal(noisy[0], noisy[1])
     wrapped.reset()
     assert wrapped.labels == []
@@ -91,7 +91,7 @@ def test_a_perturbed_collection_stores_labels_replays_from_what_ran_and_cannot_b
 
     # what ran is the labels plus the noise the episode's own generator gives (where not clipped)
     noise = episode_rng(demo.attrs["seed"], task.id, "policy").spawn(1)[0]
-    want = np.stack([labels[t, :6] + 0.15 * noise.standard_normal((50, 6))[0] for t in range(demo.length)])
+    want = np.stack([labels[t, :6] + 0.15 * noise.standard_normal(6) for t in range(demo.length)])
     inside = np.abs(want) < 1.0
     np.testing.assert_allclose(executed[:, :6][inside], want[inside])
     np.testing.assert_array_equal(executed[:, :6][~inside], np.sign(want[~inside]))

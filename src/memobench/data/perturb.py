@@ -25,10 +25,11 @@ ARM_DIMS = 6  # OSC_POSE position and rotation; index 6 is the gripper
 
 
 class PerturbedExecution:
-    """Adapter wrapper around an expert: returns its chunk with noise and keeps the clean first rows.
+    """Adapter wrapper around an expert: returns the first action of its chunk with noise, as a chunk
+    of one (collection replans every step), and keeps the clean action.
 
-    ``labels`` holds, per query since the last :meth:`reset`, the expert's own first action: with
-    the replan interval 1 that collection uses, one per executed step.
+    ``labels`` holds, per query since the last :meth:`reset`, the expert's own first action: one per
+    executed step.
     """
 
     needs_images = False
@@ -53,11 +54,11 @@ class PerturbedExecution:
         self.expert.observe(obs)
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
-        clean = np.asarray(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)
-        self.labels.append(clean[0].copy())
+        clean = np.asarray(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)[0]
+        self.labels.append(clean.copy())
         noisy = clean.copy()
-        noisy[:, :ARM_DIMS] += self.sigma * self._noise.standard_normal((len(noisy), ARM_DIMS))
-        return np.clip(noisy, -1.0, 1.0)
+        noisy[:ARM_DIMS] += self.sigma * self._noise.standard_normal(ARM_DIMS)
+        return np.clip(noisy, -1.0, 1.0)[None]
 
     def finished(self) -> bool:
         return self.expert.finished()
