@@ -12,9 +12,11 @@ actions are returned. The plan's own state (current skill, memory, random
 generator) is saved at every look-ahead step; at the next query the policy
 sees how many steps were executed and resumes from the saved state at that
 step, so the expert behaves identically under every replan interval.
-Only as many steps as were executed last time are simulated ahead (the whole
-chunk on the first query); the rest of the chunk holds still, and would only
-run if the interval changed mid-episode, after which the next query corrects.
+Only as many actions as were executed last time are planned ahead (the whole
+chunk on the first query), and the model simulates all but the last of them (the
+next query syncs it to the real state anyway; at replan interval 1 it simulates
+nothing); the rest of the chunk holds still, and would only run if the interval
+changed mid-episode, after which the next query corrects.
 """
 
 from __future__ import annotations
@@ -98,11 +100,13 @@ class ExpertPolicy:
         expert = self._expert
         self._saved = [copy.deepcopy(expert)]
         actions = []
-        for _ in range(min(self._lookahead, self.chunk)):
+        ahead = min(self._lookahead, self.chunk)
+        for i in range(ahead):
             if expert.done:  # nothing left to do: hold still without simulating ahead
                 break
             action = expert.act(model.scene)
-            model.step(action)
+            if i < ahead - 1:  # the last action's outcome is never read: the next query syncs the model
+                model.step(action)
             actions.append(action)
             self._saved.append(copy.deepcopy(expert))
         grip = actions[-1][6] if actions else OPEN
