@@ -2,7 +2,8 @@
 # The runs behind docs/baselines.md: reference policies trained on the 1,500 demos and
 # evaluated on the 30 MEMOBench tasks. Every stage resumes where it stopped: run it again.
 #
-#   results/baselines/run.sh collect             # the demos (DATA, default data/demos)
+#   results/baselines/run.sh collect             # the demos (DATA, default data/demos-perturbed),
+#                                                # perturbed with action noise NOISE (default 0.15)
 #   results/baselines/run.sh base                # bc-mlp, bc-gru, bc-transformer: train, evaluate
 #   results/baselines/run.sh losses POLICY       # POLICY (the better memory policy of `base`)
 #                                                # with each alignment loss, and with oracle memory
@@ -11,14 +12,16 @@
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
-# STEPS (default 10000) the optimiser steps of every model.
+# STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width.
 set -euo pipefail
 
-DATA=${DATA:-data/demos}
+DATA=${DATA:-data/demos-perturbed}
+NOISE=${NOISE:-0.15}
 WORKERS=${WORKERS:-2}
 STEPS=${STEPS:-10000}
+HIDDEN=${HIDDEN:-256}
 ROOT=results/baselines
-TRAIN="--data $DATA --steps $STEPS --checkpoint-every 1000"
+TRAIN="--data $DATA --steps $STEPS --hidden $HIDDEN --checkpoint-every 1000"
 EVAL="--tasks all --num-trials-per-task 20 --workers $WORKERS --resume"
 
 # train NAME ARGS...: the training folder ROOT/train/NAME
@@ -43,7 +46,7 @@ evaluate() {
 
 case ${1:-} in
 collect)
-    memobench collect --tasks all --episodes 50 --workers "$WORKERS" --out "$DATA"
+    memobench collect --tasks all --episodes 50 --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
     ;;
 base)
     for policy in mlp gru transformer; do
