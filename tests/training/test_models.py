@@ -177,3 +177,10 @@ def test_a_checkpoint_of_another_network_layout_is_refused(tmp_path) -> None:
     save_file({k: v.contiguous() for k, v in weights.items()}, tmp_path / "model.safetensors")
     with pytest.raises(ValueError, match="another network layout.*train it again"):
         load_weights(tmp_path, net_of("bc-mlp"))
+    # a transformer of the layout before the distance bias: other weight names
+    weights = {
+        k.replace("memory.blocks.0.", "memory.layers.0."): v for k, v in net_of("bc-transformer").state_dict().items()
+    }
+    save_file({k: v.contiguous() for k, v in weights.items()}, tmp_path / "model.safetensors")
+    with pytest.raises(ValueError, match=r"another network layout \(memory.layers.0.* is not in the network.*again"):
+        load_weights(tmp_path, net_of("bc-transformer"))

@@ -82,12 +82,18 @@ def load_weights(folder: Path, net) -> None:
     if "state_mean" not in weights:
         raise ValueError(f"{folder}: trained before states were standardised (2026-12-03); train it again")
     expected = net.state_dict()
+    # dated layout changes, so an old checkpoint's refusal says why it no longer fits
+    layouts = "the rotation-matrix input and bc-transformer's distance bias came on 2026-12-03"
     changed = [k for k, v in weights.items() if k in expected and tuple(v.shape) != tuple(expected[k].shape)]
     if changed:
         raise ValueError(
             f"{folder}: trained with another network layout ({changed[0]}: {tuple(weights[changed[0]].shape)}, "
-            f"now {tuple(expected[changed[0]].shape)}; the rotation-matrix input came on 2026-12-03); train it again"
+            f"now {tuple(expected[changed[0]].shape)}; {layouts}); train it again"
         )
+    strays, missing = sorted(set(weights) - set(expected)), sorted(set(expected) - set(weights))
+    if strays or missing:
+        which = f"{strays[0]} is not in the network" if strays else f"{missing[0]} is missing"
+        raise ValueError(f"{folder}: trained with another network layout ({which}; {layouts}); train it again")
     net.load_state_dict(weights)
 
 
