@@ -70,16 +70,24 @@ def test_non_positive_noise_is_refused():
 
 
 @pytest.mark.sim
-def test_a_perturbed_collection_stores_labels_replays_from_what_ran_and_cannot_be_mixed(tmp_path):
+def test_a_perturbed_collection_stores_labels_replays_from_what_ran_and_cannot_be_mixed(tmp_path, monkeypatch):
     from memobench.core.seeding import episode_rng
     from memobench.core.suite import Suite
     from memobench.data.collect import CollectionConflict, collect_task
     from memobench.data.demo_file import read_task_file
     from memobench.data.validate import validate_dir
+    from memobench.experts.model import ForwardModel
+    from memobench.experts.policy import CHUNK
 
+    model_steps = []
+    monkeypatch.setattr(ForwardModel, "step", lambda self, action: model_steps.append(action))
     task = Suite.load().get("O01-cued-milk")
     result = collect_task(task, 1, tmp_path / "a", action_noise=0.15)
     assert result.kept == 1
+    # At replan interval 1 the expert simulates ahead only on its first query (a whole chunk, all
+    # but the last action); from then on it plans one action a query and never simulates it: the
+    # next query re-syncs its model to the real state. This is the cost of a perturbed collection.
+    assert len(model_steps) == CHUNK - 1
     attrs, (demo,) = read_task_file(result.path)
     assert attrs["action_noise"] == 0.15
     labels, executed = demo.arrays["actions"], demo.arrays["executed_actions"]
