@@ -81,19 +81,19 @@ def load_weights(folder: Path, net) -> None:
     weights = load_file(folder / "model.safetensors")
     if "state_mean" not in weights:
         raise ValueError(f"{folder}: trained before states were standardised (2026-12-03); train it again")
-    expected = net.state_dict()
-    # dated layout changes, so an old checkpoint's refusal says why it no longer fits
-    layouts = "the rotation-matrix input and bc-transformer's distance bias came on 2026-12-03"
-    changed = [k for k, v in weights.items() if k in expected and tuple(v.shape) != tuple(expected[k].shape)]
-    if changed:
+    expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
+    mismatches = [f"{k} is not in the network" for k in sorted(set(weights) - set(expected))]
+    mismatches += [f"{k} is missing" for k in sorted(set(expected) - set(weights))]
+    mismatches += [
+        f"{k}: {tuple(v.shape)}, now {expected[k]}"
+        for k, v in weights.items()
+        if k in expected and tuple(v.shape) != expected[k]
+    ]
+    if mismatches:  # the dated layout changes say why an old checkpoint no longer fits
         raise ValueError(
-            f"{folder}: trained with another network layout ({changed[0]}: {tuple(weights[changed[0]].shape)}, "
-            f"now {tuple(expected[changed[0]].shape)}; {layouts}); train it again"
+            f"{folder}: trained with another network layout ({mismatches[0]}; the rotation-matrix input and "
+            "bc-transformer's distance bias came on 2026-12-03); train it again"
         )
-    strays, missing = sorted(set(weights) - set(expected)), sorted(set(expected) - set(weights))
-    if strays or missing:
-        which = f"{strays[0]} is not in the network" if strays else f"{missing[0]} is missing"
-        raise ValueError(f"{folder}: trained with another network layout ({which}; {layouts}); train it again")
     net.load_state_dict(weights)
 
 

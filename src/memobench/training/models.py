@@ -171,13 +171,31 @@ class AttentionBlock(nn.Module):
 
 
 class CausalWindowTransformer(nn.Module):
-    """``layers`` :class:`AttentionBlock` s, all under the same mask."""
+    """``layers`` :class:`AttentionBlock` s over a context token (token 0, the cue) and frames: frame t
+    attends to the context token and to frames t-d for d = 0 .. window-1, with a learned bias per
+    distance d on the attention logits (the only source of order); the context token sees itself."""
 
-    def __init__(self, width: int, heads: int, layers: int) -> None:
+    def __init__(self, width: int, heads: int, layers: int, window: int) -> None:
         super().__init__()
+        self.window = window
         self.blocks = nn.ModuleList(AttentionBlock(width, heads) for _ in range(layers))
+        # a mild preference for recent frames, so that order is visible from the first step (all zeros
+        # would make attention blind to it)
+        self.distance_bias = nn.Parameter(-torch.arange(window, dtype=torch.float32) / window)
 
-    def forward(self, tokens: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def mask(self, frames: int, device) -> torch.Tensor:
+        """The [1 + frames, 1 + frames] additive mask described above (-inf where not attended)."""
+        i = torch.arange(frames, device=device)
+        distance = i[:, None] - i[None, :]
+        allowed = (distance >= 0) & (distance < self.window)
+        mask = torch.full((frames + 1, frames + 1), float("-inf"), device=device)
+        mask[:, 0] = 0.0
+        mask[1:, 1:] = torch.where(allowed, self.distance_bias[distance.clamp(0, self.window - 1)], mask[1:, 1:])
+        return mask
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """``tokens`` [B, 1 + T, width]: the context token, then T frames in order."""
+        mask = self.mask(tokens.shape[1] - 1, tokens.device)
         for block in self.blocks:
             tokens = block(tokens, mask)
         return tokens
@@ -207,10 +225,7 @@ class MemoryPolicy(nn.Module):
         if config.kind == "bc-gru":
             self.memory = nn.GRU(h, h, batch_first=True)
         elif config.kind == "bc-transformer":
-            self.memory = CausalWindowTransformer(h, config.heads, config.layers)
-            # see window_mask; starts with a mild preference for recent frames so that order is
-            # visible from the first step (all zeros would make attention blind to order)
-            self.distance_bias = nn.Parameter(-torch.arange(config.window, dtype=torch.float32) / config.window)
+            self.memory = CausalWindowTransformer(h, config.heads, config.layers, config.window)
         head_in = h if config.kind == "bc-mlp" else 2 * h
         self.head = nn.Sequential(nn.Linear(head_in, h), nn.GELU(), nn.Linear(h, config.chunk * ACTION_DIM))
         self.memory_proj = nn.Linear(h, config.text_dim)
@@ -267,19 +282,6 @@ class MemoryPolicy(nn.Module):
         """The cue's encoding [B, h] from its robot states [B, C, 8] (and images [B, C, 2, H, W, 3] in rgb mode)."""
         return self.cue(self.observations(cue, cue_images), cue_lengths)
 
-    def window_mask(self, frames: int, device) -> torch.Tensor:
-        """[1 + T, 1 + T] additive attention mask (token 0 is the cue): the cue token sees itself; frame t
-        sees the cue (bias 0) and frames t-d for d = 0 .. window-1, with the learned ``distance_bias[d]``;
-        everything else is -inf. The same for every layer and head."""
-        i = torch.arange(frames, device=device)
-        distance = i[:, None] - i[None, :]
-        allowed = (distance >= 0) & (distance < self.config.window)
-        bias = self.distance_bias[distance.clamp(0, self.config.window - 1)]
-        mask = torch.full((frames + 1, frames + 1), float("-inf"), device=device)
-        mask[:, 0] = 0.0
-        mask[1:, 1:] = torch.where(allowed, bias, mask[1:, 1:])
-        return mask
-
     def forward(
         self,
         states: torch.Tensor,
@@ -303,7 +305,7 @@ class MemoryPolicy(nn.Module):
                 m, _ = self.memory(g, torch.tanh(c)[None].contiguous())
             else:
                 tokens = torch.cat([c[:, None], g], dim=1)
-                m = self.memory(tokens, self.window_mask(f.shape[1], f.device))[:, 1:]
+                m = self.memory(tokens)[:, 1:]
             head_in = torch.cat([f, m], dim=-1)
         actions = self.head(head_in).unflatten(-1, (self.config.chunk, ACTION_DIM))
         return {
@@ -351,7 +353,7 @@ class Rollout:
             reach = net.config.layers * (net.config.window - 1) + 1
             self.frames = [*self.frames, g][-reach:]
             tokens = torch.cat([self.cue[:, None], *self.frames], dim=1)
-            m = net.memory(tokens, net.window_mask(len(self.frames), f.device))[:, -1:]
+            m = net.memory(tokens)[:, -1:]
             head_in = torch.cat([f, m], dim=-1)
         actions = net.head(head_in).unflatten(-1, (net.config.chunk, ACTION_DIM))
         return {"actions": actions[0, 0], "memory": m[0, 0]}
