@@ -54,8 +54,8 @@ class PerturbedExecution:
         self.expert.observe(obs)
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
-        clean = np.asarray(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)[0]
-        self.labels.append(clean.copy())
+        clean = np.array(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)[0]  # a copy
+        self.labels.append(clean)
         noisy = clean.copy()
         noisy[:ARM_DIMS] += self.sigma * self._noise.standard_normal(ARM_DIMS)
         return np.clip(noisy, -1.0, 1.0)[None]

@@ -100,13 +100,12 @@ class ExpertPolicy:
         expert = self._expert
         self._saved = [copy.deepcopy(expert)]
         actions = []
-        ahead = min(self._lookahead, self.chunk)
-        for i in range(ahead):
+        for _ in range(min(self._lookahead, self.chunk)):
             if expert.done:  # nothing left to do: hold still without simulating ahead
                 break
+            if actions:  # the model advances only to plan another action from (the next query re-syncs it)
+                model.step(actions[-1])
             action = expert.act(model.scene)
-            if i < ahead - 1:  # the last action's outcome is never read: the next query syncs the model
-                model.step(action)
             actions.append(action)
             self._saved.append(copy.deepcopy(expert))
         grip = actions[-1][6] if actions else OPEN
