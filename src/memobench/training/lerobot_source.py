@@ -135,7 +135,8 @@ class LeRobotSource(BatchSource):
         super().__init__(index_episodes(folder, options.obs), options, batch_size, seed)
 
     def _rows(self, ref: EpisodeRef, columns: list[str]):
-        """The episode's rows (``columns`` and what the state needs), its state [rows, S] and its cue's length."""
+        """The episode's rows (``columns`` and what the state needs), its robot states [rows, 8], its state
+        vectors [rows, S] and its cue's length."""
         import pyarrow.parquet as pq
 
         rgb = self.options.obs == "rgb"
@@ -146,15 +147,15 @@ class LeRobotSource(BatchSource):
         robot = _matrix(rows, "observation.state")
         # rgb: the robot state beside the images, as from the HDF5
         state = robot if rgb else np.concatenate([robot, _matrix(rows, ENVIRONMENT_STATE)], axis=1)
-        return rows, state, int(rows.column("memory.policy_start")[0].as_py())
+        return rows, robot, state, int(rows.column("memory.policy_start")[0].as_py())
 
     def states(self, ref: EpisodeRef) -> np.ndarray:
         """The episode's state vectors after its cue [T, S], as :meth:`read` builds them, without videos."""
-        _, state, cue = self._rows(ref, [])
+        _, _, state, cue = self._rows(ref, [])
         return state[cue:]
 
     def read(self, ref: EpisodeRef) -> RawDemo:
-        rows, state, cue = self._rows(ref, ["action"])
+        rows, robot, state, cue = self._rows(ref, ["action"])
         checkpoints: list[dict[str, Any]] = json.loads(ref.checkpoints)
         cameras = cue_cameras = None
         if self.options.obs == "rgb":
@@ -164,7 +165,7 @@ class LeRobotSource(BatchSource):
         return RawDemo(
             actions=_matrix(rows, "action")[cue:],
             state=state[cue:],
-            cue=_matrix(rows, "observation.state")[:cue],
+            cue=robot[:cue],
             checkpoints=checkpoints,
             instruction=ref.instruction,
             cameras=cameras,
