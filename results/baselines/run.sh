@@ -4,12 +4,21 @@
 #
 #   results/baselines/run.sh collect             # the demos (DATA, default data/demos-perturbed),
 #                                                # perturbed with action noise NOISE (default 0.15)
-#   results/baselines/run.sh base                # bc-mlp, bc-gru, bc-transformer: train, evaluate
-#   results/baselines/run.sh losses POLICY       # POLICY (the better memory policy of `base`)
-#                                                # with each alignment loss, and with oracle memory
+#   results/baselines/run.sh train               # every state model: bc-mlp, bc-gru, bc-transformer,
+#                                                # and each memory policy with each alignment loss
+#                                                # and with oracle memory (11 models)
+#   results/baselines/run.sh base                # evaluate bc-mlp, bc-gru, bc-transformer
+#   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
+#                                                # `base`) with each alignment loss and oracle memory
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
 #   results/baselines/run.sh rgb POLICY          # one rgb model on the pilot tasks' demos and tasks
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
+#
+# Only `collect`, `train` and `rgb` read the demos; they come first because the demos (~2 GB)
+# are not committed and a machine may not keep them, while the trained models (weights only,
+# see .gitignore) and the evaluation ledgers are committed and every later stage resumes
+# from them alone. Training all the loss variants of both memory policies costs minutes per
+# model; evaluating one costs hours, so only the better policy's variants are evaluated.
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
 # STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width.
@@ -48,20 +57,24 @@ case ${1:-} in
 collect)
     memobench collect --tasks all --episodes 50 --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
     ;;
-base)
+train)
     for policy in mlp gru transformer; do
         train "$policy" --policy "bc-$policy"
     done
+    for policy in gru transformer; do
+        for align in semantic contrastive framewise; do
+            train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
+        done
+        train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+    done
+    ;;
+base)
     for policy in mlp gru transformer; do
         evaluate "$policy"
     done
     ;;
 losses)
-    policy=${2:?the memory policy the losses are added to: gru or transformer}
-    for align in semantic contrastive framewise; do
-        train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
-    done
-    train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+    policy=${2:?the memory policy whose variants are evaluated: gru or transformer}
     for align in semantic contrastive framewise; do
         evaluate "$policy-$align"
     done

@@ -142,3 +142,13 @@ def test_state_noise_is_scaled_per_dimension_and_off_by_default() -> None:
     torch.testing.assert_close(drawn.std(dim=(0, 1)), 0.5 * std, rtol=0.1, atol=0)
     with pytest.raises(ValueError, match="state-noise"):
         TrainSettings(state_noise=-0.1)
+
+
+def test_a_finished_run_needs_neither_its_data_nor_its_optimiser(tmp_path, data) -> None:
+    out = tmp_path / "out"
+    train(settings(steps=2), data, out, embedder=HashEmbedder(8))
+    (last_checkpoint(out) / "optimizer.safetensors").unlink()  # weights only, as committed
+    result = train(settings(steps=2), tmp_path / "gone", out, embedder=HashEmbedder(8))
+    assert result["step"] == 2 and result["loss"] is None
+    with pytest.raises(ValueError, match="weights only .* cannot go on"):
+        train(settings(steps=4), data, out, embedder=HashEmbedder(8))

@@ -11,7 +11,8 @@
 
 A checkpoint is written to ``checkpoint.partial/`` and swapped in with renames, so a run
 killed at any point leaves a complete checkpoint (``checkpoint/``, or ``checkpoint.old/``
-in the instant between the two renames).
+in the instant between the two renames). A finished run may keep its weights only (the
+committed reference models do): it evaluates, but training it further is refused.
 """
 
 from __future__ import annotations
@@ -97,10 +98,21 @@ def load_weights(folder: Path, net) -> None:
     net.load_state_dict(weights)
 
 
+def checkpoint_step(out: Path) -> int | None:
+    """The optimiser step the newest complete checkpoint under ``out`` reached, or None."""
+    folder = last_checkpoint(out)
+    return None if folder is None else int(json.loads((folder / "state.json").read_text())["step"])
+
+
 def load_optimizer(folder: Path, optimizer) -> int:
     """Restore AdamW's state from ``folder``; returns the step the checkpoint reached."""
     from safetensors.torch import load_file
 
+    if not (folder / "optimizer.safetensors").exists():  # a committed model keeps its weights only
+        raise ValueError(
+            f"{folder}: weights only (the optimiser's state was not kept), so the run cannot go on; "
+            "it can be evaluated, or trained again into another --out"
+        )
     meta = json.loads((folder / "state.json").read_text())
     state: dict[int, dict[str, Any]] = {}
     for name, tensor in load_file(folder / "optimizer.safetensors").items():

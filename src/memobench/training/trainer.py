@@ -19,6 +19,7 @@ from typing import Any
 from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
 from memobench.evaluation.run_events import RunEvents
 from memobench.training.checkpoint_files import (
+    checkpoint_step,
     last_checkpoint,
     load_optimizer,
     load_texts,
@@ -245,7 +246,11 @@ def train(
     events: RunEvents | None = None,
     embedder: TextEmbedder | None = None,
 ) -> dict[str, Any]:
-    """Train (or resume) into ``out``; returns ``{"step", "loss", "checkpoint"}`` of the last step."""
+    """Train (or resume) into ``out``; returns ``{"step", "loss", "checkpoint"}`` of the last step.
+
+    A run whose checkpoint has reached ``settings.steps`` returns at once without reading the data
+    (loss None), so a committed model needs neither its demos nor its optimiser's state.
+    """
     import time
 
     import torch
@@ -256,6 +261,9 @@ def train(
     existing = read_config(out)
     if existing is not None:
         check_resume(existing, settings)
+        reached = checkpoint_step(out)
+        if reached is not None and reached >= settings.steps:  # finished: neither data nor optimiser needed
+            return {"step": reached, "loss": None, "checkpoint": str(last_checkpoint(out))}
     source, side = open_source(settings, data_dir, features_dir, events)
     identity = data_identity(source)
     if existing is not None:
