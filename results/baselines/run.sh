@@ -17,11 +17,12 @@
 # Only `collect`, `train` and `rgb` read the demos; they come first because the demos (~2 GB)
 # are not committed and a machine may not keep them, while the trained models (weights only,
 # see .gitignore) and the evaluation ledgers are committed and every later stage resumes
-# from them alone. Training all the loss variants of both memory policies costs minutes per
-# model; evaluating one costs hours, so only the better policy's variants are evaluated.
+# from them alone. Training a model takes 10-30 minutes on one core (bc-mlp to bc-transformer),
+# evaluating one about 3 hours, so only the better memory policy's variants are evaluated.
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
-# STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width.
+# STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width,
+# THREADS (default 1) the torch threads of each of the two training lanes.
 set -euo pipefail
 
 DATA=${DATA:-data/demos-perturbed}
@@ -29,6 +30,7 @@ NOISE=${NOISE:-0.15}
 WORKERS=${WORKERS:-2}
 STEPS=${STEPS:-10000}
 HIDDEN=${HIDDEN:-256}
+THREADS=${THREADS:-1}
 ROOT=results/baselines
 TRAIN="--data $DATA --steps $STEPS --hidden $HIDDEN --checkpoint-every 1000"
 EVAL="--tasks all --num-trials-per-task 20 --workers $WORKERS --resume"
@@ -38,6 +40,16 @@ train() {
     local name=$1
     shift
     memobench train $TRAIN --out "$ROOT/train/$name" "$@"
+}
+
+# lane POLICY: bc-POLICY, then with each alignment loss, then with oracle memory
+lane() {
+    local policy=$1
+    train "$policy" --policy "bc-$policy"
+    for align in semantic contrastive framewise; do
+        train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
+    done
+    train "$policy-oracle" --policy "bc-$policy" --oracle-memory
 }
 
 # trained NAME: the --adapter-kwargs of the checkpoint policy trained into ROOT/train/NAME
@@ -58,15 +70,16 @@ collect)
     memobench collect --tasks all --episodes 50 --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
     ;;
 train)
-    for policy in mlp gru transformer; do
-        train "$policy" --policy "bc-$policy"
-    done
+    # bc-mlp first, alone: it computes the state features every model reads (DATA/state-features).
+    # Then one lane per memory policy, side by side (one torch thread each, THREADS): the plain
+    # policy, then its loss and oracle variants. Each lane logs to ROOT/train/lane-POLICY.log.
+    train mlp --policy bc-mlp
+    pids=()
     for policy in gru transformer; do
-        for align in semantic contrastive framewise; do
-            train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
-        done
-        train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+        (export OMP_NUM_THREADS=$THREADS && lane "$policy") >"$ROOT/train/lane-$policy.log" 2>&1 &
+        pids+=($!)
     done
+    for pid in "${pids[@]}"; do wait "$pid"; done
     ;;
 base)
     for policy in mlp gru transformer; do
