@@ -60,7 +60,8 @@ def test_sweep_runs_resumes_and_reports(tmp_path: Path):
         assert run["protocol"]["replan_steps"] == k and run["protocol"]["horizon"] == 20
         assert len((tmp_path / f"noop-r{k}" / "ledger.jsonl").read_text().splitlines()) == 1
     rows = (tmp_path / "report" / "tables" / "main.csv").read_text().splitlines()
-    assert [r.split(",")[:3] for r in rows[1:]] == [["noop", "5", "1"], ["noop", "50", "1"]]
+    # policy, replan_steps, effective_replan_steps, episodes
+    assert [r.split(",")[:4] for r in rows[1:]] == [["noop", "5", "5", "1"], ["noop", "50", "50", "1"]]
     # a second invocation resumes: nothing is run again
     again = runner.invoke(app, args)
     assert again.exit_code == 0, again.output

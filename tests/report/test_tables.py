@@ -12,6 +12,7 @@ import io
 import json
 
 import pytest
+from tests.report.synthetic_runs import write_run
 
 from memobench.report.result_tables import failure_table, main_table, task_table, wilson_table
 from memobench.report.runs import Condition, ReportError, load_runs
@@ -35,6 +36,20 @@ def test_runs_are_grouped_and_sorted_by_condition(run_folders):
         Condition("noop", 5, None),
     ]
     assert [r.condition.label for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
+
+
+def test_a_run_whose_chunks_were_short_is_labelled_by_the_interval_it_kept(tmp_path, records):
+    """A policy returning 3-row chunks at --replan-steps 5 was re-queried every 3 steps."""
+    short = [r.model_copy(update={"min_chunk_rows": 3, "short_chunk_queries": 1}) for r in records["noop"]]
+    (run,) = load_runs([write_run(tmp_path / "short", short, "noop", 5)])
+    assert run.condition == Condition("noop", 5, None, effective_replan_steps=3)
+    assert run.condition.label == "noop k=5 (effective 3)" and run.condition.slug == "noop-r5-e3"
+    row = csv_rows(main_table([run]))[0]
+    assert row["replan_steps"] == "5" and row["effective_replan_steps"] == "3"
+    assert "| noop | 5 (effective 3) |" in to_markdown(main_table([run]))
+    full = [r.model_copy(update={"min_chunk_rows": 50}) for r in records["noop"]]  # chunks at least k long: k kept
+    (run,) = load_runs([write_run(tmp_path / "full", full, "noop", 5)])
+    assert run.condition.effective_replan_steps is None and run.condition.label == "noop k=5"
 
 
 def test_main_table_values_and_macro_skips_undefined_cells(runs):

@@ -57,13 +57,13 @@ def shared_episodes(
 def oracle_pairs(runs: Sequence[Run]) -> list[OraclePair]:
     """Every (oracle run, standard run) pair with the same policy and replan interval that
     shares at least one (task, seed); in condition order."""
-    by_condition = {run.condition: run for run in runs}
+    standards = {(r.condition.policy, r.condition.replan_steps): r for r in runs if not r.condition.memory_oracle}
     pairs = []
     for run in runs:
         c = run.condition
         if not c.memory_oracle:
             continue
-        standard = by_condition.get(Condition(c.policy, c.replan_steps, None))
+        standard = standards.get((c.policy, c.replan_steps))
         if standard is None:
             continue
         std_records, orc_records = shared_episodes(standard.records, run.records)
@@ -127,7 +127,7 @@ def oracle_table(runs: Sequence[Run]) -> Table | None:
             for m in MAIN_METRICS:
                 cells += [pct(v) for v in row[m]]
                 raw += list(row[m])
-            ident = [c.policy, str(c.replan_steps), c.memory_oracle, row["group"], str(row["episodes"])]
+            ident = [c.policy, c.k, c.memory_oracle, row["group"], str(row["episodes"])]
             rows.append(ident + cells)
             csv_rows.append([c.policy, c.replan_steps, c.memory_oracle, row["group"], row["episodes"], *raw])
     groups = [("", 5)] + [(m, 3) for m in MAIN_METRICS]

@@ -32,15 +32,16 @@ def _has_oracle(runs: Sequence[Run]) -> bool:
 def condition_cells(run: Run, with_oracle: bool) -> tuple[list[str], list[Any]]:
     """(display cells, CSV cells) identifying a run: policy, k [, oracle]."""
     c = run.condition
-    display = [c.policy, str(c.replan_steps)] + ([c.memory_oracle or "none"] if with_oracle else [])
-    raw: list[Any] = [c.policy, c.replan_steps] + ([c.memory_oracle or ""] if with_oracle else [])
+    display = [c.policy, c.k] + ([c.memory_oracle or "none"] if with_oracle else [])
+    effective = c.effective_replan_steps or c.replan_steps
+    raw: list[Any] = [c.policy, c.replan_steps, effective] + ([c.memory_oracle or ""] if with_oracle else [])
     return display, raw
 
 
 def condition_header(with_oracle: bool) -> tuple[list[str], list[str]]:
     """(display header, CSV header) of :func:`condition_cells`."""
     display = ["policy", "k"] + (["oracle"] if with_oracle else [])
-    raw = ["policy", "replan_steps"] + (["memory_oracle"] if with_oracle else [])
+    raw = ["policy", "replan_steps", "effective_replan_steps"] + (["memory_oracle"] if with_oracle else [])
     return display, raw
 
 

@@ -20,7 +20,7 @@ from memobench.core.records import EpisodeRecord
 from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel, MemoryType
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import stored_protocol
-from memobench.evaluation.run_folder import RUN_JSON, file_safe, policy_label
+from memobench.evaluation.run_folder import RUN_JSON, file_safe, policy_label, replan_accounting
 from memobench.metrics.aggregate import summarize
 
 ORACLE_ORDER = {None: 0, **{level.value: i + 1 for i, level in enumerate(LanguageLevel)}}
@@ -41,21 +41,32 @@ class Condition:
     policy: str
     replan_steps: int
     memory_oracle: str | None = None
+    # the interval the run kept when the policy returned chunks shorter than replan_steps
+    # (run_folder.replan_accounting); None when it kept replan_steps
+    effective_replan_steps: int | None = None
 
-    def sort_key(self) -> tuple[str, int, int]:
-        return (self.policy, self.replan_steps, ORACLE_ORDER.get(self.memory_oracle, 99))
+    def sort_key(self) -> tuple[str, int, int, int]:
+        effective = self.effective_replan_steps or self.replan_steps
+        return (self.policy, self.replan_steps, ORACLE_ORDER.get(self.memory_oracle, 99), effective)
+
+    @property
+    def k(self) -> str:
+        """The replan interval as shown: ``5``, or ``5 (effective 3)`` when chunks were shorter."""
+        effective = self.effective_replan_steps
+        return f"{self.replan_steps}" + (f" (effective {effective})" if effective else "")
 
     @property
     def label(self) -> str:
-        """Short human label, e.g. ``expert k=5`` or ``expert k=5 oracle=fine``."""
+        """Short human label, e.g. ``expert k=5``, ``expert k=5 oracle=fine`` or ``x k=5 (effective 3)``."""
         oracle = f" oracle={self.memory_oracle}" if self.memory_oracle else ""
-        return f"{self.policy} k={self.replan_steps}{oracle}"
+        return f"{self.policy} k={self.k}{oracle}"
 
     @property
     def slug(self) -> str:
-        """File-name-safe label, e.g. ``expert-r5`` or ``expert-r5-oracle-fine``."""
+        """File-name-safe label, e.g. ``expert-r5``, ``expert-r5-oracle-fine`` or ``x-r5-e3``."""
+        effective = f"-e{self.effective_replan_steps}" if self.effective_replan_steps else ""
         oracle = f"-oracle-{self.memory_oracle}" if self.memory_oracle else ""
-        return f"{file_safe(self.policy)}-r{self.replan_steps}{oracle}"
+        return f"{file_safe(self.policy)}-r{self.replan_steps}{effective}{oracle}"
 
 
 @dataclass
@@ -110,7 +121,7 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
         manifest = json.loads(run_json.read_text())
         protocol = manifest["protocol"]
         policy = policy_label(manifest.get("policy") or {})
-        condition = Condition(policy, int(protocol["replan_steps"]), protocol.get("memory_oracle"))
+        replan_steps = int(protocol["replan_steps"])
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
@@ -118,6 +129,10 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     except ValueError as e:  # LedgerError names file and line
         raise ReportError(str(e)) from None
     check_task_ids(run_json, manifest, ledger, records)
+    effective = replan_accounting(records, replan_steps)["effective_replan_steps"]
+    condition = Condition(
+        policy, replan_steps, protocol.get("memory_oracle"), effective if effective < replan_steps else None
+    )
     return condition, manifest, records
 
 
