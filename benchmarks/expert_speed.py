@@ -41,7 +41,7 @@ def main() -> None:
     plan = plan_episode(task, 0, 7)
     env = SimEnv(task.bddl(plan.binding))
     expert = ExpertPolicy()
-    expert._model(task)  # build the forward model outside the timed runs
+    expert.prepare(task)  # the forward model is built outside the timed runs
     try:
         print(f"task {task.id}")
         for k in (int(v) for v in args.replan.split(",")):

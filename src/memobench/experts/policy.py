@@ -64,6 +64,11 @@ class ExpertPolicy:
         if obs.get("cue"):
             self._cue.append(np.asarray(obs["observation/state"], dtype=float))
 
+    def prepare(self, task) -> None:
+        """Build ``task``'s forward model now (the first query of its episode would): a timing
+        that should not include the build calls this first."""
+        self._model(task)
+
     def _model(self, task) -> ForwardModel:
         # One model at a time: an env holds ~0.8 GB, and the harness runs a task's
         # episodes together, so a suite of 30 tasks must not keep 30 models.
