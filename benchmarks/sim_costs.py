@@ -17,6 +17,7 @@ from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
+from memobench.sim import fast_controller
 from memobench.sim.env import NOOP_ACTION, SimEnv
 
 
@@ -25,6 +26,18 @@ def timed(fn, repeat: int = 1) -> float:
     for _ in range(repeat):
         fn()
     return (time.perf_counter() - start) / repeat
+
+
+def on_off_ratio(env, steps: int, switch, block: int = 10) -> float:
+    """Step time with an optimisation on over step time with it off (``switch(bool)``), from
+    alternating blocks of ``block`` steps, so the machine's load moves both alike; left on."""
+    seconds = {True: 0.0, False: 0.0}
+    for b in range(max(2, steps // block)):
+        for on in (True, False) if b % 2 else (False, True):
+            switch(on)
+            seconds[on] += timed(lambda: env.step(NOOP_ACTION), repeat=block)
+    switch(True)
+    return seconds[True] / seconds[False]
 
 
 def main() -> None:
@@ -44,9 +57,9 @@ def main() -> None:
 
     bare = timed(lambda: env.step(NOOP_ACTION), repeat=args.steps)
     # robosuite's repeated forward per substep, computed as robosuite does (memobench/sim/forward_once.py)
-    env._forward_once.enabled = False
-    both_forwards = timed(lambda: env.step(NOOP_ACTION), repeat=args.steps)
-    env._forward_once.enabled = True
+    one_forward = on_off_ratio(env, args.steps, lambda on: setattr(env._forward_once, "enabled", on))
+    # the controller's update as the simulator package installs it (memobench/sim/fast_controller.py)
+    fast_update = on_off_ratio(env, args.steps, lambda on: setattr(fast_controller, "ENABLED", on))
     agent = timed(lambda: env.render("agentview", 256), repeat=10)
     wrist = timed(lambda: env.render("wrist", 256), repeat=10)
 
@@ -60,7 +73,8 @@ def main() -> None:
     print(f"env build: camera-free {build_free:.2f} s, with renderer {build_render:.2f} s")
     print(f"reset (hard_reset=False): {reset * 1000:.1f} ms")
     print(f"bare LIBERO step: {bare * 1000:.2f} ms ({1 / bare:.0f} steps/s camera-free)")
-    print(f"ratio step time one forward per substep / robosuite's two: {bare / both_forwards:.3f}")
+    print(f"ratio step time one forward per substep / robosuite's two: {one_forward:.3f}")
+    print(f"ratio step time fast controller update / the installed one: {fast_update:.3f}")
     print(f"camera frame 256x256: agentview {agent * 1000:.0f} ms, wrist {wrist * 1000:.0f} ms")
     print(f"steps/s with both cameras at every query (replan 5): {1 / with_cameras:.0f}")
     print(f"harness step (noop policy, tracker, ledger-ready record): {harness * 1000:.2f} ms")

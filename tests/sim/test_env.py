@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from memobench.evaluation.protocol import plan_episode
+from memobench.sim import fast_controller
 from memobench.sim.cue import run_cue
 from memobench.sim.env import SimEnv
 from memobench.sim.world import WorldView
@@ -70,6 +71,24 @@ def test_one_forward_per_substep_leaves_the_physics_bit_identical(o01):
         # one repeat per substep, but the first after a reset (the controller's reset already updated it)
         assert counts.skipped == (substeps - 1 if enabled else 0)
     counts.enabled = True
+    np.testing.assert_array_equal(results[True][0], results[False][0])
+    np.testing.assert_array_equal(results[True][1], results[False][1])
+
+
+def test_the_fast_controller_update_leaves_the_physics_bit_identical(o01, monkeypatch):
+    """sim/fast_controller.py: the same states at every step, through contacts, and after a reset
+    (a controller is built per reset)."""
+    task, plan, env = o01
+    press = np.tile([0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0], (40, 1))
+    drag = np.tile([0.6, 0.4, -0.3, 0.0, 0.0, 0.3, -1.0], (30, 1))
+    actions = np.concatenate([ACTIONS, press, drag])
+    results = {}
+    for enabled in (True, False):
+        monkeypatch.setattr(fast_controller, "ENABLED", enabled)
+        env.reset(plan.layout_seed)
+        results[enabled] = trajectory(env, actions), env.sim.data.qacc_warmstart.copy()
+        # the replacement ran (it caches the site on the controller), or it did not
+        assert ("_memobench_site" in vars(env.libero.robots[0].controller)) == enabled
     np.testing.assert_array_equal(results[True][0], results[False][0])
     np.testing.assert_array_equal(results[True][1], results[False][1])
 

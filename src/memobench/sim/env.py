@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memobench.core.bddl_check import BddlError, check_problem
+from memobench.sim import fast_controller
 from memobench.sim.forward_once import ForwardOnce
 from memobench.sim.gl import configure_gl, require_rendering
 from memobench.sim.registry import libero_vocabulary
@@ -169,6 +170,7 @@ class SimEnv:
         self._last_obs: dict | None = None
         # robosuite computes each physics substep's forward twice; the repeat is skipped (same physics)
         self._forward_once = ForwardOnce(self.sim)
+        fast_controller.install()  # the controller's per-substep update from fewer calls (same physics)
         self._scratch = None  # an mjData to park the live state in while rendering
         # The render-only model whose light meshes live in the GL context; kept so the
         # arrays the context was filled from stay alive with the env.
