@@ -72,6 +72,28 @@ def test_closed_ledger_refuses_appends(tmp_path: Path) -> None:
         ledger.append(rec())
 
 
+@pytest.mark.parametrize("how", ["replaced", "deleted"])
+def test_a_file_rewritten_under_the_run_stops_it_before_a_record_is_lost(tmp_path: Path, how: str) -> None:
+    """A git checkout over a committed run folder writes a new file at the path; appending to the
+    old one (what the open descriptor still points at) would lose every later record."""
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as ledger:
+        ledger.append(rec("a", 0))
+        if how == "replaced":
+            copy = tmp_path / "copy"
+            copy.write_bytes(path.read_bytes())
+            copy.replace(path)
+        else:
+            path.unlink()
+        with pytest.raises(LedgerError, match=f"was {how}.* episode 1 was not written.*resume"):
+            ledger.append(rec("a", 1))
+    if how == "replaced":
+        assert read_ledger(path) == [rec("a", 0)]
+        with Ledger(path) as resumed:  # the resumed run appends to the file now at the path
+            resumed.append(rec("a", 1))
+        assert read_ledger(path) == [rec("a", 0), rec("a", 1)]
+
+
 def test_torn_last_line_is_truncated_then_appending_works(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     whole = write_lines(path, rec("a", 0), rec("a", 1))

@@ -102,7 +102,7 @@ def certify_command(
                 memoryless_episodes=blind,
                 run=not report_only,
             )
-    except (RunFolderError, LedgerError) as e:  # LedgerError: --report-only reads the ledgers as they are
+    except (RunFolderError, LedgerError) as e:  # a bad ledger (--report-only), or one rewritten under the run
         raise fail(str(e)) from None
     certify.write_certification_markdown(
         certs, _meta(tasks, episodes, blind, protocol), [p for p in (out_root / "certification.md", markdown) if p]

@@ -49,6 +49,7 @@ def eval_command(
 ) -> None:
     """Evaluate a policy on MEMOBench tasks; results go to --out-root."""
     from memobench.cli.progress import RunProgress
+    from memobench.evaluation.ledger import LedgerError
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.evaluation.run_request import RunRequest
     from memobench.evaluation.runner import evaluate
@@ -74,7 +75,7 @@ def eval_command(
     try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
         with RunProgress() as progress:
             result = evaluate(request, adapter, progress)
-    except (RunFolderError, ChunkLengthError) as e:
+    except (RunFolderError, ChunkLengthError, LedgerError) as e:
         raise fail(str(e)) from None
     files = _write_results(console, result.records, selected, protocol, execution, out_root)
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""

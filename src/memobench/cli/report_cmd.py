@@ -138,6 +138,7 @@ def sweep_command(
 ) -> None:
     """Evaluate one policy at several replan intervals (and oracle levels), resumably, then report."""
     from memobench.cli.progress import SweepProgress
+    from memobench.evaluation.ledger import LedgerError
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.policies.adapter import ChunkLengthError
     from memobench.report.runs import ReportError
@@ -167,7 +168,7 @@ def sweep_command(
                 report=report,
                 events=progress,
             )
-    except (ChunkLengthError, RunFolderError, ReportError) as e:  # one line, not a traceback
+    except (ChunkLengthError, RunFolderError, ReportError, LedgerError) as e:  # one line, not a traceback
         raise fail(str(e)) from None
     if result.report_seconds is not None:
         Console().print(f"Report: [bold]{root / REPORT_DIRNAME / 'index.html'}[/] ({result.report_seconds:.1f} s)")

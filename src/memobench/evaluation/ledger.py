@@ -160,6 +160,7 @@ class Ledger:
         """
         fd = self._require_fd()
         data = (record.to_json_line() + "\n").encode("utf-8")
+        self._check_same_file(fd, record)
         # Shared lock: appends may run together, but never while an opening
         # handle (exclusive lock) is truncating a torn tail.
         fcntl.flock(fd, fcntl.LOCK_SH)
@@ -172,6 +173,26 @@ class Ledger:
             raise LedgerError(
                 f"{self.path}: short write ({written} of {len(data)} bytes) for task "
                 f"{record.task_id!r} episode {record.episode}; the torn line is dropped on reopen"
+            )
+
+    def _check_same_file(self, fd: int, record: EpisodeRecord) -> None:
+        """Refuse to append once :attr:`path` no longer names the open file.
+
+        A tool that rewrites the file (a ``git checkout`` or merge touching a committed run
+        folder, a copy over it, an editor) replaces it with a new one; every record appended
+        to the old one afterwards would be lost with it, silently.
+        """
+        try:
+            now = os.stat(self.path)
+        except FileNotFoundError:
+            now = None
+        opened = os.fstat(fd)
+        if now is None or (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+            raise LedgerError(
+                f"{self.path} was {'deleted' if now is None else 'replaced by another file'} while this run "
+                f"appended to it (by a git checkout or merge, a copy or an editor?); the record of task "
+                f"{record.task_id!r} episode {record.episode} was not written. Stop whatever rewrites the "
+                "run folder and resume the run: the episodes in the file are kept, the others run again"
             )
 
     def _refresh(self) -> None:
