@@ -53,7 +53,7 @@ class ExpertPolicy:
         self._expert: Expert | None = None
         self._finished = False  # the plan was done at the last query's step
         self._cue: list[np.ndarray] = []
-        self._saved: list[Expert] = []
+        self._saved: list[Expert | None] = []
         self._last_step: int | None = None
         self._lookahead = self.chunk
 
@@ -102,17 +102,27 @@ class ExpertPolicy:
         return self._finished
 
     def _plan_chunk(self, model: ForwardModel) -> np.ndarray:
+        """Plan the next chunk in the model; ``_saved[i]`` is the expert after the chunk's first ``i``
+        actions, which the next query resumes from once ``i`` of them were executed.
+
+        A query follows at least one executed step, so the state before the first action is never
+        resumed from (None), and the state after the last planned one is the expert itself (nothing
+        changes it before the next query): an expert is copied only before it acts again, at the
+        replan interval k once per action but the last (none at k = 1, as in perturbed collection).
+        """
         expert = self._expert
-        self._saved = [copy.deepcopy(expert)]
+        saved: list[Expert | None] = [None]
         actions = []
         for _ in range(min(self._lookahead, self.chunk)):
             if expert.done:  # nothing left to do: hold still without simulating ahead
                 break
             if actions:  # the model advances only to plan another action from (the next query re-syncs it)
+                saved.append(copy.deepcopy(expert))  # after the actions so far, before the next one
                 model.step(actions[-1])
             action = expert.act(model.scene)
             actions.append(action)
-            self._saved.append(copy.deepcopy(expert))
+        saved.append(expert)
+        self._saved = saved
         grip = actions[-1][6] if actions else OPEN
         actions += [hold_action(grip)] * (self.chunk - len(actions))
         return np.array(actions)
