@@ -36,6 +36,8 @@ def test_trains_then_resumes_to_more_steps(tmp_path, data) -> None:
     assert second.exit_code == 0, second.output
     with (out / "train_log.csv").open() as f:
         assert [r["step"] for r in csv.DictReader(f)] == ["1", "2", "3"]
+    third = runner.invoke(app, args(data, out, "--steps", "3"))  # nothing left to train
+    assert third.exit_code == 0 and "already trained to step 3" in third.output, third.output
 
 
 @pytest.mark.parametrize(

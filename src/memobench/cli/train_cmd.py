@@ -84,5 +84,8 @@ def train_command(
             result = train(settings, data, out, features_dir=features, events=progress)
     except ValueError as e:
         raise fail(str(e)) from None
-    typer.echo(f"step {result['step']}, loss {result['loss']}; checkpoint {result['checkpoint']}")
+    if result["loss"] is None:  # the folder's run had already reached --steps: nothing was trained
+        typer.echo(f"already trained to step {result['step']}; checkpoint {result['checkpoint']}")
+    else:
+        typer.echo(f"step {result['step']}, loss {result['loss']}; checkpoint {result['checkpoint']}")
     typer.echo(f'evaluate: memobench eval --policy checkpoint --adapter-kwargs \'{{"path": "{out}"}}\'')
