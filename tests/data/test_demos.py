@@ -183,16 +183,16 @@ def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
         if attempts == first.attempts + 1:
             raise Killed
 
-    with pytest.raises(Killed):  # asked for 3; killed after the first new attempt
-        collect_task(task, 3, resumed, on_attempt=kill_after_one_more)
+    with pytest.raises(Killed):  # asked for 2; killed after the first new attempt
+        collect_task(task, 2, resumed, on_attempt=kill_after_one_more)
     assert len(list((resumed / f"{task.id}.attempts").iterdir())) == 1
     assert read_task_file(first.path)[0]["successes"] == 1  # the finished file is untouched
 
     seen: list[tuple[int, int]] = []
-    done = collect_task(task, 3, resumed, on_attempt=lambda k, a: seen.append((k, a)))
-    assert seen[0][1] == first.attempts + 1 and seen[-1] == (3, done.attempts)  # journaled attempt replayed first
+    done = collect_task(task, 2, resumed, on_attempt=lambda k, a: seen.append((k, a)))
+    assert seen[0][1] == first.attempts + 1 and seen[-1] == (2, done.attempts)  # journaled attempt replayed first
     assert not (resumed / f"{task.id}.attempts").exists()
-    reference = collect_task(task, 3, straight)
+    reference = collect_task(task, 2, straight)
     assert (done.kept, done.attempts, done.steps) == (reference.kept, reference.attempts, reference.steps)
     (attrs, demos), (ref_attrs, ref_demos) = read_task_file(done.path), read_task_file(reference.path)
     assert attrs == ref_attrs
@@ -202,10 +202,10 @@ def test_a_killed_or_extended_collection_resumes_to_the_same_file(tmp_path):
             np.testing.assert_array_equal(demo.arrays[key], ref.arrays[key])
 
     again: list[tuple[int, int]] = []
-    collect_task(task, 3, resumed, on_attempt=lambda k, a: again.append((k, a)))
-    assert again == [(3, done.attempts)]  # nothing left to run
+    collect_task(task, 2, resumed, on_attempt=lambda k, a: again.append((k, a)))
+    assert again == [(2, done.attempts)]  # nothing left to run
     with pytest.raises(CollectionConflict, match="seed_base 1000000, not 5"):
-        collect_task(task, 3, resumed, seed_base=5)
+        collect_task(task, 2, resumed, seed_base=5)
 
 
 @pytest.mark.sim
