@@ -19,21 +19,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import mujoco
 import numpy as np
 
 ENABLED = True
 _original: Any = None
+_mujoco: Any = None  # bound by install(): importing this module must not load the simulator
 
 
 def install() -> None:
     """Replace ``Controller.update`` once per process (later calls do nothing)."""
-    global _original
+    global _original, _mujoco
+    import mujoco
     from robosuite.controllers.base_controller import Controller
 
     if _original is not None:
         return
-    _original = Controller.update
+    _mujoco, _original = mujoco, Controller.update
     Controller.update = _update
 
 
@@ -53,7 +54,7 @@ def _update(self, force: bool = False) -> None:
     self.ee_pos = np.array(data.site_xpos[site])
     self.ee_ori_mat = np.array(data.site_xmat[site].reshape([3, 3]))
     jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
-    mujoco.mj_jacSite(model, data, jacp, jacr, site)
+    _mujoco.mj_jacSite(model, data, jacp, jacr, site)
     self.ee_pos_vel = np.dot(jacp, data.qvel)
     self.ee_ori_vel = np.dot(jacr, data.qvel)
     self.joint_pos = np.array(data.qpos[self.qpos_index])
@@ -62,6 +63,6 @@ def _update(self, force: bool = False) -> None:
     self.J_ori = np.array(jacr[:, self.qvel_index])
     self.J_full = np.array(np.vstack([self.J_pos, self.J_ori]))
     mass_matrix = np.ndarray(shape=(model.nv, model.nv), dtype=np.float64, order="C")
-    mujoco.mj_fullM(model, data, mass_matrix)
+    _mujoco.mj_fullM(model, data, mass_matrix)
     self.mass_matrix = mass_matrix[self.qvel_index, :][:, self.qvel_index]
     self.new_update = False
