@@ -53,7 +53,7 @@ class ExpertPolicy:
         self._expert: Expert | None = None
         self._finished = False  # the plan was done at the last query's step
         self._cue: list[np.ndarray] = []
-        self._saved: list[Expert | None] = []
+        self._saved: list[Expert] = []
         self._last_step: int | None = None
         self._lookahead = self.chunk
 
@@ -86,8 +86,8 @@ class ExpertPolicy:
             self._expert.start(model.scene, self._cue)
         else:
             executed = step - self._last_step
-            if 0 < executed < len(self._saved):
-                self._expert = self._saved[executed]
+            if 0 < executed <= len(self._saved):
+                self._expert = self._saved[executed - 1]
                 self._lookahead = executed
             else:  # ran past the look-ahead (interval changed): continue from its end
                 self._expert = self._saved[-1]
@@ -102,16 +102,16 @@ class ExpertPolicy:
         return self._finished
 
     def _plan_chunk(self, model: ForwardModel) -> np.ndarray:
-        """Plan the next chunk in the model; ``_saved[i]`` is the expert after the chunk's first ``i``
+        """Plan the next chunk in the model; ``_saved[i - 1]`` is the expert after the chunk's first ``i``
         actions, which the next query resumes from once ``i`` of them were executed.
 
         A query follows at least one executed step, so the state before the first action is never
-        resumed from (None), and the state after the last planned one is the expert itself (nothing
+        resumed from, and the state after the last planned one is the expert itself (nothing
         changes it before the next query): an expert is copied only before it acts again, at the
         replan interval k once per action but the last (none at k = 1, as in perturbed collection).
         """
         expert = self._expert
-        saved: list[Expert | None] = [None]
+        saved: list[Expert] = []
         actions = []
         for _ in range(min(self._lookahead, self.chunk)):
             if expert.done:  # nothing left to do: hold still without simulating ahead
