@@ -143,7 +143,7 @@ def build_report(
                     "condition": r.condition.label,
                     "policy": r.condition.policy,
                     "replan_steps": r.condition.replan_steps,
-                    "effective_replan_steps": r.condition.effective_replan_steps or r.condition.replan_steps,
+                    "effective_replan_steps": r.condition.replan_kept,
                     "memory_oracle": r.condition.memory_oracle,
                     "episodes": len(r.records),
                     "tasks": r.task_ids,

@@ -33,8 +33,7 @@ def condition_cells(run: Run, with_oracle: bool) -> tuple[list[str], list[Any]]:
     """(display cells, CSV cells) identifying a run: policy, k [, oracle]."""
     c = run.condition
     display = [c.policy, c.k] + ([c.memory_oracle or "none"] if with_oracle else [])
-    effective = c.effective_replan_steps or c.replan_steps
-    raw: list[Any] = [c.policy, c.replan_steps, effective] + ([c.memory_oracle or ""] if with_oracle else [])
+    raw: list[Any] = [c.policy, c.replan_steps, c.replan_kept] + ([c.memory_oracle or ""] if with_oracle else [])
     return display, raw
 
 

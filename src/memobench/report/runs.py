@@ -46,8 +46,12 @@ class Condition:
     effective_replan_steps: int | None = None
 
     def sort_key(self) -> tuple[str, int, int, int]:
-        effective = self.effective_replan_steps or self.replan_steps
-        return (self.policy, self.replan_steps, ORACLE_ORDER.get(self.memory_oracle, 99), effective)
+        return (self.policy, self.replan_steps, ORACLE_ORDER.get(self.memory_oracle, 99), self.replan_kept)
+
+    @property
+    def replan_kept(self) -> int:
+        """The interval the run kept: the effective one, or ``replan_steps`` when chunks were long enough."""
+        return self.effective_replan_steps or self.replan_steps
 
     @property
     def k(self) -> str:
