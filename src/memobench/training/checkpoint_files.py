@@ -98,10 +98,9 @@ def load_weights(folder: Path, net) -> None:
     net.load_state_dict(weights)
 
 
-def checkpoint_step(out: Path) -> int | None:
-    """The optimiser step the newest complete checkpoint under ``out`` reached, or None."""
-    folder = last_checkpoint(out)
-    return None if folder is None else int(json.loads((folder / "state.json").read_text())["step"])
+def checkpoint_step(folder: Path) -> int:
+    """The optimiser step the checkpoint ``folder`` reached."""
+    return int(json.loads((folder / "state.json").read_text())["step"])
 
 
 def load_optimizer(folder: Path, optimizer) -> int:

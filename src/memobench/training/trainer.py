@@ -261,9 +261,10 @@ def train(
     existing = read_config(out)
     if existing is not None:
         check_resume(existing, settings)
-        reached = checkpoint_step(out)
-        if reached is not None and reached >= settings.steps:  # finished: neither data nor optimiser needed
-            return {"step": reached, "loss": None, "checkpoint": str(last_checkpoint(out))}
+        newest = last_checkpoint(out)
+        reached = 0 if newest is None else checkpoint_step(newest)
+        if reached >= settings.steps:  # finished: needs neither the data nor the optimiser's state
+            return {"step": reached, "loss": None, "checkpoint": str(newest)}
     source, side = open_source(settings, data_dir, features_dir, events)
     identity = data_identity(source)
     if existing is not None:
