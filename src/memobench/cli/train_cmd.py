@@ -84,8 +84,12 @@ def train_command(
             result = train(settings, data, out, features_dir=features, events=progress)
     except ValueError as e:
         raise fail(str(e)) from None
-    if result["loss"] is None:  # the folder's run had already reached --steps: nothing was trained
-        typer.echo(f"already trained to step {result['step']}; checkpoint {result['checkpoint']}")
-    else:
-        typer.echo(f"step {result['step']}, loss {result['loss']}; checkpoint {result['checkpoint']}")
+    typer.echo(_outcome(result))
     typer.echo(f'evaluate: memobench eval --policy checkpoint --adapter-kwargs \'{{"path": "{out}"}}\'')
+
+
+def _outcome(result: dict) -> str:
+    """The line saying where training ended (a run already at --steps trained nothing: no loss)."""
+    if result["loss"] is None:
+        return f"already trained to step {result['step']}; checkpoint {result['checkpoint']}"
+    return f"step {result['step']}, loss {result['loss']}; checkpoint {result['checkpoint']}"
