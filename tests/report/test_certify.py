@@ -98,6 +98,37 @@ def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
     assert failed.verdict == "fail: expert SR 50% < 95%"  # a failure seen is not hidden as pending
 
 
+def test_a_policy_short_of_its_episodes_leaves_the_task_pending_whatever_its_partial_rate():
+    required = {"expert": 20, "expert-slow": 20, "expert-memoryless": 100, "expert-reactive": 100}
+    rates = {"expert": Rate(20, 20), "expert-slow": Rate(20, 20), "expert-memoryless": Rate(25, 100)}
+    # 20 of 100 reactive episodes at 0%: not yet a pass (80 more could all succeed).
+    low = Certificate("O", "object", 0.5, {**rates, "expert-reactive": Rate(0, 20)}, required=required)
+    assert not low.passed and low.pending == ["expert-reactive"] and not low.problems
+    assert low.verdict == "pending: reactive at 20/100 episodes"
+    # 13/20 is above 60% now, yet the whole 100 could end at 13%: not yet a failure either.
+    high = Certificate("O", "object", 0.5, {**rates, "expert-reactive": Rate(13, 20)}, required=required)
+    assert not high.problems and high.verdict == "pending: reactive at 20/100 episodes"
+    # A complete policy's failure is reported whatever else is pending.
+    rates["expert"] = Rate(15, 20)
+    both = Certificate("O", "object", 0.5, {**rates, "expert-memoryless": Rate(1, 40)}, required=required)
+    assert both.verdict == "fail: expert SR 75% < 95%"
+    idle = Certificate("O", "object", 0.5, {"expert": Rate(20, 20), "expert-slow": Rate(3, 3)}, required=required)
+    assert idle.verdict == "pending: slow at 3/20 episodes; memoryless, reactive not run yet"
+
+
+def test_certificates_leave_a_task_pending_until_every_policy_ran_its_episodes():
+    task = Suite.load().get("O01-cued-milk")
+    full = [record(task.id, e, True) for e in range(4)]
+    blind = [record(task.id, e, False) for e in range(8)]
+    ledgers = {"expert": full, "expert-slow": full, "expert-memoryless": blind, "expert-reactive": blind[:5]}
+    (c,) = certificates([task], ledgers, episodes=4, memoryless_episodes=8)
+    assert c.pending == ["expert-reactive"] and c.verdict == "pending: reactive at 5/8 episodes"
+    (done,) = certificates([task], {**ledgers, "expert-reactive": blind}, episodes=4, memoryless_episodes=8)
+    assert done.passed
+    text = certification_markdown([c, done], {"episodes": 4, "memoryless_episodes": 8, "seed": 7})
+    assert "**1/2 tasks pass.** 1 pending: not every policy has run all its episodes on them yet." in text
+
+
 def test_p_above_chance_is_the_binomial_tail():
     c = cert(chance=0.5, memoryless=(13, 20), reactive=(0, 20))
     assert c.p_above_chance("expert-memoryless") == pytest.approx(0.131588, abs=1e-6)  # sum C(20,i) / 2**20, i >= 13

@@ -48,7 +48,7 @@ ReportOnlyOption = Annotated[
     bool,
     typer.Option(
         help="Run no episode: judge from the records already in --out-root (a run in progress shows "
-        "what is there; missing episodes fail the rule)."
+        "what is there, and a task whose policies have not run all their episodes is pending, not judged)."
     ),
 ]
 MarkdownOption = Annotated[

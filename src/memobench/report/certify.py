@@ -67,8 +67,10 @@ def memoryless_episode_count(episodes: int, requested: int | None = None) -> int
 class Certificate:
     """One task's verdict and the numbers behind it.
 
-    ``rates`` maps each policy of :data:`POLICIES` to its success rate (a policy
-    missing from it never ran and fails the rule); ``failures`` maps each
+    ``rates`` maps each policy of :data:`POLICIES` to its success rate over the
+    episodes it has run; ``required`` says how many each must have run to be judged
+    (a policy short of them, or missing, leaves the task pending: a partial rate can
+    still move either side of the rule); ``failures`` maps each
     memoryless baseline to how its failed episodes failed (failure class ->
     episodes): the evidence that it fails for the memory reason, not by fumbling
     the manipulation.
@@ -81,27 +83,34 @@ class Certificate:
     failures: dict[str, dict[str, int]] = field(default_factory=dict)
     # Seconds the task's counted episodes took (all policies, summed over workers and resumed runs).
     episode_seconds: float = 0.0
+    # Episodes each policy must have run before it is judged (policy -> count; absent: one).
+    required: dict[str, int] = field(default_factory=dict)
 
     def rate(self, policy: str) -> Rate:
         return self.rates.get(policy, Rate(0, 0))
 
+    def complete(self, policy: str) -> bool:
+        """Whether ``policy`` has run all the episodes of this task it is judged on."""
+        return self.rate(policy).n >= max(1, self.required.get(policy, 1))
+
     @property
     def pending(self) -> list[str]:
-        """Policies with no episode of this task yet (a run in progress): no verdict without them."""
-        return [p for p in POLICIES if not self.rate(p).defined]
+        """Policies that have not run all their episodes of this task yet (a run in progress):
+        no verdict without them."""
+        return [p for p in POLICIES if not self.complete(p)]
 
     @property
     def problems(self) -> list[str]:
-        """How the policies that ran break the rule (empty: none does)."""
+        """How the policies that ran all their episodes break the rule (empty: none does)."""
         out = []
         for policy, least in SOLVERS.items():
             r = self.rate(policy)
-            if r.defined and r.value < least - 1e-9:
+            if self.complete(policy) and r.value < least - 1e-9:
                 out.append(f"{policy} SR {_pct(r)} < {least:.0%}")
         limit = self.chance + MEMORYLESS_MARGIN
         for policy in BLIND:
             r = self.rate(policy)
-            if r.defined and r.value > limit + 1e-9:
+            if self.complete(policy) and r.value > limit + 1e-9:
                 out.append(f"{policy} SR {_pct(r)} > chance {self.chance:.1%} + {MEMORYLESS_MARGIN * 100:.0f} points")
         return out
 
@@ -133,17 +142,30 @@ class Certificate:
 
     @property
     def verdict(self) -> str:
-        """``pass``, ``fail: <problems>``, ``pending: <policies> not run yet`` (a failure
-        already seen is reported first: more episodes cannot undo it for the solvers) or
-        ``no memory needed: ...`` (the experts pass, but the chance level leaves the
-        memoryless baselines nothing to fail: a memoryless strategy does as well)."""
+        """``pass``, ``fail: <problems>`` (a complete policy that breaks the rule is
+        reported first: more episodes of the others cannot undo it), ``pending: ...``
+        (which policies have run some of their episodes, which none) or ``no memory
+        needed: ...`` (the experts pass, but the chance level leaves the memoryless
+        baselines nothing to fail: a memoryless strategy does as well)."""
         if self.problems:
             return "fail: " + "; ".join(self.problems)
         if self.pending:
-            return "pending: " + ", ".join(SHORT[p] for p in self.pending) + " not run yet"
+            return "pending: " + self._pending_text()
         if not self.memory_testable:
             return f"no memory needed: chance level {self.chance:.0%} (the task file derives it)"
         return "pass"
+
+    def _pending_text(self) -> str:
+        """The pending policies: how far those that started are, then those that did not."""
+        parts, idle = [], []
+        for policy in self.pending:
+            if n := self.rate(policy).n:
+                parts.append(f"{SHORT[policy]} at {n}/{self.required[policy]} episodes")
+            else:
+                idle.append(SHORT[policy])
+        if idle:
+            parts.append(", ".join(idle) + " not run yet")
+        return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -188,8 +210,10 @@ def certificates(
 ) -> list[Certificate]:
     """Verdicts from each policy's records (``ledgers``: policy -> records): the solvers' episodes
     ``0..episodes-1``, the memoryless baselines' ``0..memoryless_episodes-1`` (default: as many).
-    Errors count as failures; a policy absent from ``ledgers`` fails the rule."""
+    Errors count as failures; a policy absent from ``ledgers``, or short of those episodes,
+    leaves the task pending (``episodes`` None: one episode of each policy is enough)."""
     blind_episodes = memoryless_episodes if memoryless_episodes is not None else episodes
+    required = {} if episodes is None else {p: blind_episodes if p in BLIND else episodes for p in POLICIES}
     certs = []
     for t in tasks:
         counted = {
@@ -204,6 +228,7 @@ def certificates(
                 rates={p: _success_rate(recs) for p, recs in counted.items()},
                 failures={p: _failures(recs) for p, recs in counted.items() if p in BLIND},
                 episode_seconds=seconds,
+                required=required,
             )
         )
     return certs
@@ -272,7 +297,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "docs/protocol.md).",
         "",
         f"**{passed}/{len(certs)} tasks pass.**"
-        + (f" {pending} pending: not every policy has run on them yet." if pending else "")
+        + (f" {pending} pending: not every policy has run all its episodes on them yet." if pending else "")
         + (
             f" {memoryless_ok} need no memory: the experts solve them, and their chance level is within "
             f"{MEMORYLESS_MARGIN * 100:.0f} points of 100%, so no memoryless baseline can fail the rule."
@@ -383,8 +408,8 @@ def run_certification(
     :func:`memoryless_episode_count`. ``execution`` says where episodes run (workers,
     backend, retries; its video, out-root and resume settings are not used: each policy's
     run resumes in ``out_root/<policy>``, without videos). With ``run=False`` no episode
-    runs: the verdicts come from the records already in ``out_root`` (a policy without
-    records fails)."""
+    runs: the verdicts come from the records already in ``out_root`` (a task whose
+    policies have not all run their episodes is pending)."""
     from memobench.evaluation.run_request import RunRequest
     from memobench.evaluation.runner import evaluate
     from memobench.metrics.export import write_summary
