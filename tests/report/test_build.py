@@ -91,3 +91,12 @@ def test_cli_report_compare_and_kappa(run_folders, tmp_path):
     result = runner.invoke(app, ["annotations", "export", "--tasks", "T03", "--out", str(tmp_path / "ann")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "ann" / "sheet.csv").exists()
+
+
+def test_taxonomy_panel_titles_that_would_overrun_their_panel_are_cut_at_a_hyphen():
+    from memobench.report.figures import PANEL_TITLE_CHARS, _panel_title
+
+    assert _panel_title("T01-check-top-drawer") == "T01-check-top-drawer"
+    long = "S10-one-drawer-retrieve-red-cream-cheese-and-pudding"
+    assert _panel_title(long) == "S10-one-drawer-retrieve-red-cream-cheese…"
+    assert len(_panel_title(long)) <= PANEL_TITLE_CHARS

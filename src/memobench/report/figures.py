@@ -131,7 +131,7 @@ def failure_bars(runs: Sequence[Run], stem: Path) -> list[Path]:
     fig.subplots_adjust(
         left=0.6 / width,
         right=1 - 2.0 / width,
-        top=1 - 0.5 / height,
+        top=1 - 0.65 / height,
         bottom=(label_in + 0.1) / height,
         hspace=(0.45 if complete else label_in + 0.35) / 1.6,
         wspace=0.08,
@@ -152,7 +152,7 @@ def failure_bars(runs: Sequence[Run], stem: Path) -> list[Path]:
             )
         else:
             ax.set_xticks(range(len(present)), [])
-        ax.set_title(task_id, fontsize=7, pad=2)
+        ax.set_title(_panel_title(task_id), fontsize=7, pad=2)
         ax.set_ylim(0, 100)
         ax.tick_params(labelsize=6, length=2)
     for ax in list(axes.flat)[len(tasks) :]:
@@ -161,8 +161,19 @@ def failure_bars(runs: Sequence[Run], stem: Path) -> list[Path]:
         ax.set_ylabel("% of episodes", fontsize=7)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles[::-1], labels[::-1], loc="center right", fontsize=7, title="outcome", title_fontsize=8)
-    fig.suptitle("Outcome of every episode (failure taxonomy)", fontsize=10)
+    fig.suptitle("Outcome of every episode (failure taxonomy)", y=1 - 0.1 / height, va="top", fontsize=10)
     return _save(fig, stem)
+
+
+# A 7-pt title wider than this runs into its neighbour's (panels are 2.5 in wide).
+PANEL_TITLE_CHARS = 44
+
+
+def _panel_title(task_id: str) -> str:
+    """``task_id``, or its head cut at a hyphen with an ellipsis if it would not fit a panel."""
+    if len(task_id) <= PANEL_TITLE_CHARS:
+        return task_id
+    return task_id[: task_id.rindex("-", 0, PANEL_TITLE_CHARS)] + "…"
 
 
 def prefix_completion(runs: Sequence[Run], task_id: str, stem: Path) -> list[Path]:
