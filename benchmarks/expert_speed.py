@@ -2,7 +2,7 @@
 
 The expert plans in a forward model (a second env synced to the real one at each query), so
 an expert episode costs more than stepping alone; collection runs it at replan interval 1
-(``--action-noise``) and certification at the protocol's 5. Both runs are made in this
+and certification at the protocol's 5. Both runs are made in this
 process one after the other, over the same number of steps, so machine noise moves both alike.
 
     .venv/bin/python benchmarks/expert_speed.py [--task T01] [--replan 1,5]

@@ -6,6 +6,12 @@ Seeds: demonstration attempt ``a`` of a task uses seed ``seed_base + a``, with
 with an evaluation run of fewer than 999,993 episodes per task. Collection
 is camera-free; ``memobench data render`` adds images afterwards.
 
+Collection queries the expert at every step (replan interval 1). Its actions do not depend
+on the interval (it plans a chunk by simulating it in a copy of the scene; tests pin the
+invariance), so the demos are the ones replan 5 would record, bit for bit, while at interval
+1 the copy simulates nothing ahead: an expert step took 0.65x the time on S01, 0.79x on P02
+(``benchmarks/expert_speed.py``; the same demos checked array for array on both tasks).
+
 Perturbed execution (``action_noise`` > 0, :mod:`memobench.data.perturb`): the expert is
 queried every step and its actions executed with noise. A demo then stores the expert's
 actions as ``actions`` (what a policy learns) and what ran as ``executed_actions`` (what
@@ -190,11 +196,11 @@ def collect_task(
             demos.append(demo)
         if on_attempt:
             on_attempt(len(demos), attempts)
-    protocol = protocol or Protocol(seed=seed_base, adapter_timeout=0)
+    # Replan 1: the same demos, no look-ahead simulated (module docstring); a perturbed
+    # collection needs it anyway: a label for every executed step, the expert decides each one.
+    protocol = (protocol or Protocol(seed=seed_base, adapter_timeout=0)).model_copy(update={"replan_steps": 1})
     expert = build_adapter(builtin_spec("expert"))
     perturbed = PerturbedExecution(expert, action_noise) if action_noise else None
-    if perturbed is not None:  # a label for every executed step: the expert decides each one
-        protocol = protocol.model_copy(update={"replan_steps": 1})
     guard = AdapterGuard(perturbed or expert, timeout=None)
     envs = EnvCache(capacity=1)
     try:
