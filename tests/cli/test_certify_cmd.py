@@ -57,3 +57,32 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
     assert "expert-memoryless beats chance" in result.output
     assert "the chance level is probably too low" in result.output
     assert certify.NOTES_MARKER not in (tmp_path / "c" / "certification.md").read_text()
+
+
+def test_arena_page_names_its_suite_and_the_command_that_reproduces_it(tmp_path, monkeypatch):
+    from memobench.metrics.rates import Rate
+    from memobench.report import certify
+
+    def fake_run(tasks, episodes, protocol, out_root, events=None, execution=None, memoryless_episodes=None, run=True):
+        rates = {p: Rate(episodes, episodes) for p in certify.POLICIES}
+        return [certify.Certificate(t.id, "sequence", 1.0, rates) for t in tasks]
+
+    monkeypatch.setattr(certify, "run_certification", fake_run)
+    args = ["certify", "--tasks", "A01-cookies-tomato-basket", "--protocol", "robomemarena", "--episodes", "3"]
+    result = runner.invoke(app, [*args, "--memoryless-episodes", "3", "--out-root", str(tmp_path / "c")])
+    assert result.exit_code == 1, result.output  # no task passes: none needs memory
+    text = (tmp_path / "c" / "certification.md").read_text()
+    assert text.startswith("# Memory-necessity certification of RoboMemArena's tasks (the arena suite)\n")
+    # RoboMemArena's defaults come with --protocol; only settings that differ from them are spelled out.
+    command = (
+        "`memobench certify --tasks A01-cookies-tomato-basket --protocol robomemarena --episodes 3 "
+        "--memoryless-episodes 3 --seed 100 --replan-steps 10`"
+    )
+    assert command in text
+    assert "3000 steps per episode" in text and "1 need no memory" in text
+
+    result = runner.invoke(
+        app, [*args, "--memoryless-episodes", "3", "--max-steps", "2000", "--out-root", str(tmp_path / "d")]
+    )
+    text = (tmp_path / "d" / "certification.md").read_text()
+    assert "--replan-steps 10 --horizon 2000`" in text and "2000 steps per episode" in text

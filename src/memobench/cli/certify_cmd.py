@@ -14,6 +14,7 @@ from rich.table import Table
 from memobench.cli.common import fail, select_tasks
 from memobench.cli.options import Flags, config_options
 from memobench.cli.progress import RunProgress
+from memobench.core.spec import ARENA_SUITE, MEMOBENCH_SUITE
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 from memobench.report.certify import (
@@ -105,7 +106,9 @@ def certify_command(
     except (RunFolderError, LedgerError) as e:  # a bad ledger (--report-only), or one rewritten under the run
         raise fail(str(e)) from None
     certify.write_certification_markdown(
-        certs, _meta(tasks, episodes, blind, protocol), [p for p in (out_root / "certification.md", markdown) if p]
+        certs,
+        _meta(tasks, episodes, blind, protocol, selected),
+        [p for p in (out_root / "certification.md", markdown) if p],
     )
     _print_verdicts(console, certs, episodes, blind, protocol.seed)
     console.print(
@@ -126,17 +129,20 @@ def _with_plans(selected: list) -> list:
     return selected
 
 
-def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol) -> dict:
-    """The settings on the certification page, with the command that reproduces it (every protocol
-    flag not at its default). No invocation wall time: a resumed run's last invocation may have run nothing."""
+def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol, selected: list) -> dict:
+    """The settings on the certification page, with the command that reproduces it: ``--protocol``
+    when it is not MEMOBench's, then every setting not at that protocol's default. No invocation
+    wall time: a resumed run's last invocation may have run nothing."""
+    defaults = Protocol(name=protocol.name).model_dump(mode="json")
     changed = {
         k: v
         for k, v in protocol.model_dump(mode="json").items()
-        if k not in ("seed", "replan_steps") and v != Protocol.model_fields[k].default
+        if k not in ("name", "seed", "replan_steps") and v != defaults[k]
     }
+    named = f" --protocol {protocol.name}" if protocol.name != Protocol.model_fields["name"].default else ""
     flags = "".join(f" --{k.replace('_', '-')} {v}" for k, v in changed.items())
     command = (
-        f"memobench certify --tasks {tasks} --episodes {episodes} --memoryless-episodes {blind} "
+        f"memobench certify --tasks {tasks}{named} --episodes {episodes} --memoryless-episodes {blind} "
         f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}"
     )
     return {
@@ -146,6 +152,8 @@ def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol) -> dict:
         "memoryless_episodes": blind,
         "seed": protocol.seed,
         "replan_steps": protocol.replan_steps,
+        "horizon": protocol.horizon,
+        "suite": ARENA_SUITE if all(t.spec.suite == ARENA_SUITE for t in selected) else MEMOBENCH_SUITE,
     }
 
 
