@@ -301,3 +301,35 @@ def test_a_plan_thinks_an_item_placed_exactly_when_its_stage_does(task_id, plan_
         assert plan_test(scene, item) == predicate.evaluate(scene), (task_id, offset)
         agreements += plan_test(scene, item)
     assert agreements > 40  # the sample reaches inside the stage's region, not only outside it
+
+
+def test_a_bottle_whose_finger_pad_parted_for_a_step_is_still_held_and_poured():
+    """A07 seed 107: both pads must touch for ``grasped``; taking a one-step slip for a drop
+    made the plan pick the bottle again, opening the hand over the table."""
+    scene = over_target(A06, "tomato_sauce_1", "cookies_1", held=False)
+    scene.hand = scene.positions["tomato_sauce_1"] + [0.0, 0.0, 0.012]  # at the grip site, 16 cm up
+    assert arena_pour.in_hand(scene, "tomato_sauce_1")
+    assert isinstance(plan_for(A06).next_skill(scene, {"pours": 1}, NoChoices()), Pour)
+    standing = HandScene({**POUR_SCENE, "tomato_sauce_1": (-0.12, 0.14, 0.462)}, hand=(-0.12, 0.14, 0.474))
+    assert not arena_pour.in_hand(standing, "tomato_sauce_1")  # on the table, the hand around it: not held
+    assert plan_for(A06).next_skill(standing, {}, NoChoices()).name == "pick tomato_sauce_1"
+
+
+def test_a_settled_pour_turns_the_hand_further_when_the_bottle_stops_short_of_the_carry_tilt():
+    """A07 seed 108: gripped off the hand's axis, the bottle stood at 0.12 rad with the hand at the
+    carry tilt (0.09); turning back never ended. Once the bottle's tilt stops falling, the hand
+    turns further by what is left."""
+    pour = arena_pour.SettledPour("tomato_sauce_1", "cookies_1", settle=arena_pour.SETTLE)
+    before = pour.carry_rot()
+    for bottle in (0.60, 0.45, 0.30, 0.18, 0.12):  # turning back, to where it stops
+        pour._trim_if_stalled(bottle)
+    assert pour.trim == 0.0
+    for _ in range(arena_pour.STALL_STEPS - 1):
+        pour._trim_if_stalled(0.12)
+    assert pour.trim == 0.0  # not yet stalled long enough
+    pour._trim_if_stalled(0.12)
+    assert pour.trim == pytest.approx(0.12 - pour.carry)
+    assert not np.allclose(pour.carry_rot(), before)
+    for _ in range(3 * arena_pour.STALL_STEPS):  # a bottle that never comes back: the trim is bounded
+        pour._trim_if_stalled(0.3)
+    assert pour.trim == arena_pour.MAX_TRIM

@@ -119,8 +119,16 @@ class Pour(Skill):
         self.held = 0
         self.name = f"pour {obj} over {target}"
 
+    def holding(self, scene: Scene) -> bool:
+        """Whether the bottle is still in the hand (here: both finger pads touch it)."""
+        return scene.grasped(self.obj)
+
+    def carry_rot(self) -> np.ndarray:
+        """The hand's orientation while aligning and turning back: turned by the carry tilt."""
+        return hand_rot(self.carry, self.hand, self.axis)
+
     def step(self, scene: Scene) -> np.ndarray | None:
-        if not scene.grasped(self.obj):
+        if not self.holding(scene):
             return self.finish(False)
         spot = pour_spot(self.target, self.offset)(scene)
         bottle = tilt(scene, self.obj)
@@ -130,7 +138,7 @@ class Pour(Skill):
             if np.linalg.norm(spot - scene.eef_pos()) < ALIGN_TOL and bottle < self.carry + 0.04:
                 self.phase = "tip"
             else:
-                return servo(scene, spot, hand_rot(self.carry, self.hand, self.axis), CLOSE)
+                return servo(scene, spot, self.carry_rot(), CLOSE)
         if self.phase == "tip":
             if bottle >= self.angle - 0.02:
                 self.phase = "hold"
@@ -145,7 +153,7 @@ class Pour(Skill):
         # back: done once at or below the carry tilt (a pour is counted 0.10 rad from its baseline)
         if bottle < self.carry + 0.01:
             return self.finish(True)
-        return servo(scene, spot, hand_rot(self.carry, self.hand, self.axis), CLOSE, rot_gain=3.0)
+        return servo(scene, spot, self.carry_rot(), CLOSE, rot_gain=3.0)
 
 
 def rest_height(scene: Scene, name: str) -> float:
