@@ -156,8 +156,9 @@ def in_hand(scene: Scene, bottle: str) -> bool:
     """Held: grasped, or (a finger pad parted for a moment) still at the grip site over the table."""
     if scene.grasped(bottle):
         return True
-    near_hand = np.linalg.norm(scene.pos(bottle) - scene.eef_pos()) < IN_HAND_RADIUS
-    return bool(near_hand) and scene.pos(bottle)[2] > scene.table_top() + IN_HAND_HEIGHT
+    pos = scene.pos(bottle)
+    near_hand = np.linalg.norm(pos - scene.eef_pos()) < IN_HAND_RADIUS
+    return bool(near_hand) and pos[2] > scene.table_top() + IN_HAND_HEIGHT
 
 
 def top(scene: Scene, name: str) -> float:
