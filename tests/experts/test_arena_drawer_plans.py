@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from tests.experts.arena_fakes import NoChoices
 
 from memobench.experts.drawers import CloseDrawer, OpenDrawer
-from memobench.experts.plans import plan_for
+from memobench.experts.plans import arena_drawers, plan_for
 from memobench.experts.skills import Chain
 
 SITE = {"top": (-0.017, 0.311, 0.627), "middle": (-0.017, 0.311, 0.558), "bottom": (-0.017, 0.311, 0.488)}
@@ -140,3 +142,36 @@ def test_without_memory_the_check_plan_guesses_and_the_reactive_one_takes_the_fi
     plan.reactive = True
     assert plan.next_skill(start, {}, NoChoices()).level == "top"
     assert plan.next_skill(target_open, {}, NoChoices()).name == "take butter_1"
+
+
+def test_a_dropped_item_leaves_the_hand_steering_for_the_slot_not_chasing_the_item():
+    """A17 seed 106: the butter fell out during the carry; steered by its live offset, the
+    hand's target moved with the hand and drove it into the cabinet. Once the fingers are
+    empty the last held offset stands, so the target stays put as the hand moves."""
+    scene = DrawerScene({"middle": -0.15}, {"butter_1": (-0.06, 0.0, 0.60)}, held="butter_1")
+    scene.eef_pos = lambda: np.array([-0.06, 0.0, 0.62])  # 2 cm over the held item's origin
+    steer = arena_drawers.HeldItemSteering(scene, "butter_1", arena_drawers.slot("butter_1", "middle", 0.0))
+    held_target = steer.hand(scene, extra=0.08)
+    scene.items["butter_1"] = np.array([-0.06, 0.0, 0.59])  # slipped 1 cm down in the fingers
+    assert steer.hand(scene, extra=0.08) == pytest.approx(held_target + [0.0, 0.0, 0.01])  # followed live
+    scene.held = None
+    scene.items["butter_1"] = np.array([-0.08, 0.17, 0.55])  # fell onto the drawer's front
+    dropped_target = steer.hand(scene, extra=0.08)
+    scene.eef_pos = lambda: np.array([0.10, 0.25, 0.70])  # the hand moves on
+    assert steer.hand(scene, extra=0.08) == pytest.approx(dropped_target)
+    assert dropped_target == pytest.approx(held_target + [0.0, 0.0, 0.01])  # the slot, by the last held offset
+
+
+def test_a_deep_copied_put_in_carries_its_own_steering():
+    """Experts are deep-copied at every planned step: a copy's offset must not follow the original's."""
+    scene = DrawerScene({"middle": -0.15}, {"butter_1": (-0.06, 0.0, 0.60)}, held="butter_1")
+    skill = arena_drawers.put_in(scene, "butter_1", "middle")
+    carry, lower = skill.parts[1], skill.parts[2]
+    twin = copy.deepcopy(skill)
+    carry.target(scene)  # the original reads a new offset ...
+    scene.items["butter_1"] = np.array([-0.06, 0.0, 0.50])
+    carry.target(scene)
+    assert twin.parts[1].target.func.__self__ is twin.parts[2].target.func.__self__  # one steering per copy
+    assert twin.parts[1].target.func.__self__ is not carry.target.func.__self__
+    assert lower.target.func.__self__.offset == pytest.approx([0.0, 0.0, 0.17])
+    assert twin.parts[1].target.func.__self__.offset == pytest.approx([0.0, 0.0, 0.07])

@@ -22,7 +22,8 @@ along x, each in its own slot.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -64,28 +65,45 @@ def slot(item: str, level: str, slot_x: float):
     return goal
 
 
+class HeldItemSteering:
+    """Where the hand must be for the held ``item``'s origin to reach ``goal`` (plus ``extra`` up).
+
+    The grasp offset (hand minus item) is read live while the fingers hold the item, so one
+    that slipped in them still lands where it should, and kept from the last step they held
+    it once they do not, so the hand still goes to the slot. Steered by the live offset of a
+    dropped item, the target moved with the hand and ran away from it (A17, seed 106: the
+    butter fell onto the drawer's front during the carry; the hand ran into the cabinet under
+    the top drawer and wedged there to the horizon).
+
+    An object, not a closure: an expert is deep-copied at every planned step, and each copy
+    must carry its own offset (``copy.deepcopy`` shares a closure's captured state).
+    """
+
+    def __init__(self, scene: Scene, item: str, goal: Callable[[Scene], np.ndarray]):
+        self.item, self.goal = item, goal
+        self.offset = scene.eef_pos() - scene.pos(item)
+
+    def hand(self, scene: Scene, extra: float) -> np.ndarray:
+        if scene.grasped(self.item):
+            self.offset = scene.eef_pos() - scene.pos(self.item)
+        return self.goal(scene) + np.array([0.0, 0.0, extra]) + self.offset
+
+
 def put_in(scene: Scene, item: str, level: str, slot_x: float = 0.0) -> Skill:
     """Turn the held ``item`` a quarter turn where it is, carry it over the open ``level`` drawer,
     lower it until its bottom is just over the floor, let go and rise.
 
-    The hand is steered by the item's own origin (the grasp offset read live), so an item
+    The hand is steered by the item's own origin (:class:`HeldItemSteering`), so an item
     that slipped in the fingers still lands in its slot. Not guarded: an item that falls on
     the way is found where it lies by the next decision.
     """
-    goal = slot(item, level, slot_x)
-
-    def hand_for(extra: float):
-        def target(s: Scene) -> np.ndarray:
-            return goal(s) + np.array([0.0, 0.0, extra]) + (s.eef_pos() - s.pos(item))
-
-        return target
-
+    steer = HeldItemSteering(scene, item, slot(item, level, slot_x))
     here = scene.eef_pos()
     return Chain(
         [
             MoveTo(here, ACROSS, CLOSE, tol=0.015, rot_tol=0.05, max_speed=0.5, name="turn"),
-            MoveTo(hand_for(CARRY), ACROSS, CLOSE, tol=0.012, name="carry"),
-            MoveTo(hand_for(0.0), ACROSS, CLOSE, tol=0.005, max_steps=60, max_speed=0.4, name="lower"),
+            MoveTo(partial(steer.hand, extra=CARRY), ACROSS, CLOSE, tol=0.012, name="carry"),
+            MoveTo(partial(steer.hand, extra=0.0), ACROSS, CLOSE, tol=0.005, max_steps=60, max_speed=0.4, name="lower"),
             Grip(OPEN, rot=ACROSS, name="release"),
             Rise(scene.table_top() + RETREAT, ACROSS, OPEN, name="retreat"),
         ],
