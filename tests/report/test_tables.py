@@ -14,7 +14,7 @@ import json
 import pytest
 from tests.report.synthetic_runs import write_run
 
-from memobench.report.result_tables import failure_table, main_table, task_table, wilson_table
+from memobench.report.result_tables import chance_level, failure_table, main_table, task_table, wilson_table
 from memobench.report.runs import Condition, ReportError, load_runs
 from memobench.report.table_formats import to_csv, to_latex, to_markdown
 
@@ -100,6 +100,16 @@ def test_task_table_robomemarena_columns(runs):
     o01 = rows[("O01-x", "expert")]
     assert float(o01["CSR"]) == 1.0 and float(o01["average_score_pct"]) == pytest.approx(200 / 3)
     assert [r["task_id"] for r in csv_rows(task_table(runs))] == ["T01-x", "T01-x", "S01-x", "S01-x", "O01-x"]
+
+
+def test_task_table_shows_each_task_chance_level(runs):
+    # The synthetic ids are not in the suite: no chance level, rather than a made-up one.
+    assert {r["chance"] for r in csv_rows(task_table(runs))} == {""}
+    assert chance_level("T01-x") is None
+    # Real tasks: the level their task file declares (arena tasks: 1, no memory needed to succeed).
+    assert chance_level("S01-hide-and-retrieve-butter") == pytest.approx(1 / 3, abs=1e-3)
+    assert chance_level("P04-stack-in-order") == pytest.approx(1 / 6)
+    assert chance_level("A06-pour-tomato-sauce-into-bowl-drainer") == 1.0
 
 
 def test_failure_table_counts(runs):

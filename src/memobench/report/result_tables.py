@@ -6,7 +6,8 @@
   average is a mean of proportions, not a binomial rate, so it has none);
 - :func:`task_table`: RoboMemArena-style per task: SR, CSR (mean per-episode share of
   required checkpoints), TSR (``stage_success_rate``), ``average_score_pct``, legacy
-  ``goal_success_rate_pct``;
+  ``goal_success_rate_pct``, beside the task's chance level (what a memoryless guess
+  succeeds at, from the suite's task file: the one number not from the ledgers);
 - :func:`failure_table`: failure-taxonomy counts per task and condition;
 - :func:`violation_table`: which commitments were broken, per task and condition.
 
@@ -16,11 +17,12 @@ Every number comes from :func:`memobench.metrics.aggregate.summarize`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from memobench.core.records import FailureClass
 from memobench.report.runs import Run, memory_types_present, tasks_present
-from memobench.report.table_formats import Table, interval, pct
+from memobench.report.table_formats import DASH, Table, interval, pct
 
 MAIN_METRICS: tuple[str, ...] = ("SR", "MSR", "MUR", "MCR")
 
@@ -121,14 +123,29 @@ def _task_cells(runs: Sequence[Run], oracle: bool):
                 yield (task_id, t, *condition_cells(run, oracle))
 
 
+@lru_cache(maxsize=1)
+def _suite_chance_levels() -> dict[str, float]:
+    from memobench.core.suite import Suite
+
+    return {task.id: task.spec.chance for task in Suite.load(arena=True)}
+
+
+def chance_level(task_id: str) -> float | None:
+    """The success rate of a memoryless guess at ``task_id`` (its task file's chance level);
+    None for a task the installed suite does not have."""
+    return _suite_chance_levels().get(task_id)
+
+
 def task_table(runs: Sequence[Run]) -> Table:
-    """Per task and condition: episodes, SR, CSR, TSR, average score, legacy goal success rate."""
+    """Per task and condition: the task's chance level, episodes, SR, CSR, TSR, average score,
+    legacy goal success rate."""
     oracle = _has_oracle(runs)
     id_display, id_raw = condition_header(oracle)
-    header = ["task", "memory", *id_display, "episodes", *(label for _, label in TASK_METRICS)]
+    header = ["task", "memory", "chance", *id_display, "episodes", *(label for _, label in TASK_METRICS)]
     csv_header = [
         "task_id",
         "memory_type",
+        "chance",
         *id_raw,
         "episodes",
         "SR",
@@ -142,10 +159,12 @@ def task_table(runs: Sequence[Run]) -> Table:
     for task_id, t, display, raw in _task_cells(runs, oracle):
         sr, csr, tsr = t["SR"]["value"], t["CSR"]["value"], t["TSR"]["value"]
         avg, goal = t["average_score_pct"], t["goal_success_rate_pct"]
+        chance = chance_level(task_id)
         rows.append(
             [
                 task_id,
                 t["memory_type"],
+                pct(chance),
                 *display,
                 str(t["episodes"]),
                 pct(sr),
@@ -156,10 +175,12 @@ def task_table(runs: Sequence[Run]) -> Table:
             ]
         )
         csv_rows.append(
-            [task_id, t["memory_type"], *raw, t["episodes"], sr, csr, tsr, t["stage_success_rate"], avg, goal]
+            [task_id, t["memory_type"], chance, *raw, t["episodes"], sr, csr, tsr, t["stage_success_rate"], avg, goal]
         )
     notes = (
-        "RoboMemArena-style, in %. CSR: per episode the share of required checkpoints completed, "
+        "RoboMemArena-style, in %. Chance: the task's chance level, the success rate of a memoryless "
+        f"guess ({DASH} for a task the installed suite does not have). CSR: per episode the share of "
+        "required checkpoints completed, "
         "averaged over the task's episodes (also the legacy goal_success_rate_pct); TSR "
         "(stage_success_rate): episodes with every required stage complete and no violation in the "
         "monitor windows; avg score: completed / all checkpoints, optional included."
