@@ -22,7 +22,11 @@
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
 # STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width,
-# THREADS (default 1) the torch threads of each of the two training lanes.
+# THREADS (default 1) the torch threads of each of the two training lanes. TASKS (default all)
+# and EPISODES (default 20 per task; collect: DEMOS, default 50) narrow a stage for a dry run:
+#   TASKS=T01 EPISODES=1 DEMOS=2 STEPS=20 RGB_STEPS=5 DATA=/tmp/dry/demos results/baselines/run.sh collect
+# (then train, base, ...) runs every stage in minutes; do it in a copy of the repository, since
+# the stages write under results/baselines/.
 set -euo pipefail
 
 DATA=${DATA:-data/demos-perturbed}
@@ -31,9 +35,13 @@ WORKERS=${WORKERS:-2}
 STEPS=${STEPS:-10000}
 HIDDEN=${HIDDEN:-256}
 THREADS=${THREADS:-1}
+TASKS=${TASKS:-all}
+EPISODES=${EPISODES:-20}
+DEMOS=${DEMOS:-50}
+RGB_STEPS=${RGB_STEPS:-2000}
 ROOT=results/baselines
 TRAIN="--data $DATA --steps $STEPS --hidden $HIDDEN --checkpoint-every 1000"
-EVAL="--tasks all --num-trials-per-task 20 --workers $WORKERS --resume"
+EVAL="--tasks $TASKS --num-trials-per-task $EPISODES --workers $WORKERS --resume"
 
 # train NAME ARGS...: the training folder ROOT/train/NAME
 train() {
@@ -67,7 +75,7 @@ evaluate() {
 
 case ${1:-} in
 collect)
-    memobench collect --tasks all --episodes 50 --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
+    memobench collect --tasks "$TASKS" --episodes "$DEMOS" --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
     ;;
 train)
     # bc-mlp first, alone: it computes the state features every model reads (DATA/state-features).
@@ -96,21 +104,23 @@ losses)
 sweep)
     name=${2:?the trained run to sweep, e.g. gru-contrastive}
     memobench sweep --policy checkpoint --adapter-kwargs "$(trained "$name")" \
-        --tasks all --num-trials-per-task 20 --workers "$WORKERS" --replan-steps 20,35,50 \
+        --tasks "$TASKS" --num-trials-per-task "$EPISODES" --workers "$WORKERS" --replan-steps 20,35,50 \
         --out-root "$ROOT/sweep/$name"
     ;;
 rgb)
     policy=${2:?the memory policy to train on images: gru or transformer}
     # the pilot tasks' demos, copied and rendered at 64 px (the 1,500 stay camera-free)
     mkdir -p "$DATA-pilot-rgb64"
-    for id in $(memobench tasks list --tasks pilot --json | python -c 'import json,sys; print(*[t["id"] for t in json.load(sys.stdin)])'); do
+    # the pilot tasks, or those TASKS names when a dry run narrows it
+    rgb_tasks=$([ "$TASKS" = all ] && echo pilot || echo "$TASKS")
+    for id in $(memobench tasks list --tasks "$rgb_tasks" --json | python -c 'import json,sys; print(*[t["id"] for t in json.load(sys.stdin)])'); do
         target="$DATA-pilot-rgb64/$id.hdf5"
         [ -e "$target" ] || { cp "$DATA/$id.hdf5" "$target.copying" && mv "$target.copying" "$target"; }
     done
     memobench data render "$DATA-pilot-rgb64" --image-size 64 --workers "$WORKERS"
-    memobench train --data "$DATA-pilot-rgb64" --steps 2000 --obs rgb --policy "bc-$policy" \
+    memobench train --data "$DATA-pilot-rgb64" --steps "$RGB_STEPS" --obs rgb --policy "bc-$policy" \
         --out "$ROOT/train/$policy-rgb"
-    evaluate "$policy-rgb" --tasks pilot --resize-size 64
+    evaluate "$policy-rgb" --tasks "$rgb_tasks" --resize-size 64
     ;;
 report)
     # every run folder under eval/ and sweep/ (a sweep holds one per replan interval)
