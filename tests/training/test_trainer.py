@@ -51,8 +51,10 @@ def test_loss_falls_on_a_small_dataset(tmp_path, data) -> None:
         embedder=HashEmbedder(8),
     )
     with (tmp_path / "out" / "train_log.csv").open() as f:
-        bc = [float(r["bc"]) for r in csv.DictReader(f)]
+        rows = list(csv.DictReader(f))
+    bc = [float(r["bc"]) for r in rows]
     assert np.mean(bc[-10:]) < 0.75 * np.mean(bc[:10])
+    assert {r["align"] for r in rows} == {"0.0"}  # no alignment loss: zero, never "-0.0"
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.2])

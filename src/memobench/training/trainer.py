@@ -206,7 +206,7 @@ def alignment(settings: TrainSettings, out: dict, batch: dict, table, generator)
         return losses.contrastive_loss(
             out["memory_text"][b, t], texts[b, t], batch["memory_ids"][b, t], settings.temperature
         )
-    return out["actions"].sum() * 0.0
+    return out["actions"].new_zeros(())  # not sum() * 0: that is -0.0 when the sum is negative
 
 
 def noisy(states, scale: float, std, generator) -> Any:
