@@ -36,6 +36,7 @@ def record(
     status: str = "ok",
     end_reason: str | None = None,
     steps: int = 100,
+    binding: dict | None = None,
 ) -> EpisodeRecord:
     """One episode of task ``task_id`` (memory type from its first letter, T/S/O/P).
 
@@ -43,7 +44,8 @@ def record(
     lower case = optional); the first ``done`` complete, at steps 10, 20, ....
     ``success`` defaults to "every required checkpoint completed" (and status ok).
     An ``end_reason`` of ``"violation"`` or ``"extra_pour"`` records a violation at
-    the last step, which also makes ``stages_complete`` false.
+    the last step, which also makes ``stages_complete`` false. ``binding``: the episode's
+    binding (none by default).
     """
     cps = [
         CheckpointResult(
@@ -79,6 +81,7 @@ def record(
         stages_complete=stages,
         average_score=sum(c.completed for c in cps) / len(cps),
         steps=steps,
+        binding=binding or {},
     )
 
 

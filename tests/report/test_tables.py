@@ -182,6 +182,36 @@ def test_violation_table_counts_each_broken_commitment(tmp_path):
     assert violation_table(load_runs([clean])) is None
 
 
+def test_binding_table_shows_where_successes_fall(tmp_path):
+    from tests.report.synthetic_runs import record, write_run
+
+    from memobench.report.result_tables import binding_table
+
+    # S01-x: a fixed-preference policy, top drawer 3 of 4 episodes (3 successes), middle 1 (0);
+    # T01-x has no binding and gets no row.
+    drawers = ["top", "top", "middle", "top"]
+    folder = write_run(
+        tmp_path / "run",
+        [record("S01-x", i, "SU", 2 if d == "top" else 1, binding={"drawer": d}) for i, d in enumerate(drawers)]
+        + [record("T01-x", 0, "SU", 2)],
+        "bc-mlp",
+        5,
+    )
+    table = binding_table(load_runs([folder]))
+    rows = {r["binding"]: r for r in csv_rows(table)}
+    assert set(rows) == {"drawer=middle", "drawer=top"}
+
+    def cells(row):
+        return row["episodes"], float(row["share"]), row["successes"], float(row["SR"])
+
+    assert cells(rows["drawer=top"]) == ("3", 0.75, "3", 1.0)
+    assert cells(rows["drawer=middle"]) == ("1", 0.25, "0", 0.0)
+    assert {r["task_id"] for r in csv_rows(table)} == {"S01-x"}
+    assert "| S01-x | spatial | bc-mlp | 5 | drawer=top | 3 | 75.0 | 3 | 100.0 |" in to_markdown(table)
+    unbound = write_run(tmp_path / "unbound", [record("T01-x", 0, "SU", 2)], "bc-mlp", 5)
+    assert binding_table(load_runs([unbound])) is None
+
+
 def test_latex_is_booktabs_with_groups_and_escapes(runs):
     tex = to_latex(main_table(runs))
     assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex

@@ -4,7 +4,8 @@ Layout of the output folder::
 
     index.html                  tables + embedded figures + per-task videos
     tables.md                   every table in Markdown, in page order
-    tables/<name>.{md,csv,tex}  main, main_wilson, oracle (when paired), per_task, failures, arena (when run)
+    tables/<name>.{md,csv,tex}  main, main_wilson, oracle (when paired), per_task, bindings (when a task has
+                                one), failures, violations (when broken), arena (when run)
     figures/{heatmap,failure_taxonomy,sr_vs_replan}.{png,pdf}
     figures/prefix/<task>.{png,pdf}
     videos/<condition>/<task>/  one success and one failure video per task and condition (copied)
@@ -30,6 +31,7 @@ from memobench.report.html import TaskSection, render_page
 from memobench.report.oracle import oracle_table
 from memobench.report.paths import inside
 from memobench.report.result_tables import (
+    binding_table,
     failure_table,
     main_table,
     task_table,
@@ -56,10 +58,12 @@ def report_tables(runs: Sequence[Run]) -> list[Table]:
     if oracle is not None:
         tables.append(oracle)
     violations = violation_table(runs)
+    bindings = binding_table(runs)
     arena = arena_table(runs)
     return [
         *tables,
         task_table(runs),
+        *([bindings] if bindings else []),
         failure_table(runs),
         *([violations] if violations else []),
         *([arena] if arena else []),

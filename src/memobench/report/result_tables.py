@@ -9,7 +9,9 @@
   ``goal_success_rate_pct``, beside the task's chance level (what a memoryless guess
   succeeds at, from the suite's task file: the one number not from the ledgers);
 - :func:`failure_table`: failure-taxonomy counts per task and condition;
-- :func:`violation_table`: which commitments were broken, per task and condition.
+- :func:`violation_table`: which commitments were broken, per task and condition;
+- :func:`binding_table`: successes per binding value (which drawer, which cued item), per
+  task and condition, beside that value's share of the episodes.
 
 Every number comes from :func:`memobench.metrics.aggregate.summarize`.
 """
@@ -235,3 +237,50 @@ def violation_table(runs: Sequence[Run]) -> Table | None:
         "step at which one was broken."
     )
     return Table("violations", "Violations per task", header, rows, csv_header, csv_rows, notes=notes)
+
+
+def binding_label(binding: dict[str, Any]) -> str:
+    """A binding as display text: ``drawer=top`` (variables sorted, joined by ``, ``)."""
+    return ", ".join(f"{name}={value}" for name, value in sorted(binding.items()))
+
+
+def binding_table(runs: Sequence[Run]) -> Table | None:
+    """Per task with a binding, condition and binding value: episodes, their share of the
+    task's episodes, successes and SR; None when no episode had a binding.
+
+    Why: the seeds draw each binding independently, so twenty episodes need not hold the
+    values equally often, and a policy that always goes to one drawer (memory or not)
+    scores that drawer's share. Its successes then sit on one value; a policy that
+    remembers spreads them over all.
+    """
+    oracle = _has_oracle(runs)
+    id_display, id_raw = condition_header(oracle)
+    rows, csv_rows = [], []
+    for task_id in tasks_present(runs):
+        for run in runs:
+            records = [r for r in run.table_records if r.task_id == task_id]
+            by_value: dict[str, list[bool]] = {}
+            for r in records:
+                if r.binding:
+                    by_value.setdefault(binding_label(r.binding), []).append(r.success)
+            if not by_value:
+                continue
+            display, raw = condition_cells(run, oracle)
+            memory = records[0].memory_type.value
+            for label, outcomes in sorted(by_value.items()):
+                n, k = len(outcomes), sum(outcomes)
+                share, sr = n / len(records), k / n
+                rows.append([task_id, memory, *display, label, str(n), pct(share), str(k), pct(sr)])
+                csv_rows.append([task_id, memory, *raw, label, n, share, k, sr])
+    if not rows:
+        return None
+    header = ["task", "memory", *id_display, "binding", "episodes", "share", "successes", "SR"]
+    csv_header = ["task_id", "memory_type", *id_raw, "binding", "episodes", "share", "successes", "SR"]
+    notes = (
+        "Per binding value (e.g. which drawer holds the item), in %. Share: the value's part of the "
+        "task's episodes in this condition; the seeds draw it independently per episode, so it need "
+        "not be even. A policy with a fixed preference (always the top drawer), memory or not, "
+        "succeeds on one value only and its task SR is at most that value's share; a policy that "
+        "remembers succeeds across values."
+    )
+    return Table("bindings", "Successes per binding value", header, rows, csv_header, csv_rows, notes=notes)
