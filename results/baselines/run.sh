@@ -4,21 +4,21 @@
 #
 #   results/baselines/run.sh collect             # the demos (DATA, default data/demos-perturbed),
 #                                                # perturbed with action noise NOISE (default 0.15)
-#   results/baselines/run.sh train               # every state model: bc-mlp, bc-gru, bc-transformer,
-#                                                # and each memory policy with each alignment loss
-#                                                # and with oracle memory (11 models)
+#   results/baselines/run.sh train               # the three state models: bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh base                # evaluate bc-mlp, bc-gru, bc-transformer
+#   results/baselines/run.sh variants POLICY     # train POLICY (the better memory policy of `base`)
+#                                                # with each alignment loss and with oracle memory
 #   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
 #                                                # `base`) with each alignment loss and oracle memory
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
 #   results/baselines/run.sh rgb POLICY          # one rgb model on the pilot tasks' demos and tasks
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
 #
-# Only `collect`, `train` and `rgb` read the demos; they come first because the demos (~2 GB)
-# are not committed and a machine may not keep them, while the trained models (weights only,
-# see .gitignore) and the evaluation ledgers are committed and every later stage resumes
-# from them alone. Training a model takes 10-30 minutes on one core (bc-mlp to bc-transformer),
-# evaluating one about 3 hours, so only the better memory policy's variants are evaluated.
+# Only `collect`, `train`, `variants` and `rgb` read the demos (~2 GB, not committed: a machine
+# may not keep them), while the trained models (weights only, see .gitignore) and the
+# evaluation ledgers are committed and every later stage resumes from them alone. Training a
+# model takes 8-55 minutes on one thread (bc-mlp to bc-transformer), evaluating one about
+# 1.3 hours on two workers, so only the better memory policy gets the variants.
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
 # STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width,
@@ -50,14 +50,26 @@ train() {
     memobench train $TRAIN --out "$ROOT/train/$name" "$@"
 }
 
-# lane POLICY: bc-POLICY, then with each alignment loss, then with oracle memory
-lane() {
-    local policy=$1
-    train "$policy" --policy "bc-$policy"
-    for align in semantic contrastive framewise; do
-        train "$policy-$align" --policy "bc-$policy" --align "$align" --lambda 0.1
+# variant POLICY VARIANT: bc-POLICY with the alignment loss VARIANT, or with oracle memory
+variant() {
+    local policy=$1 name=$2
+    if [ "$name" = oracle ]; then
+        train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+    else
+        train "$policy-$name" --policy "bc-$policy" --align "$name" --lambda 0.1
+    fi
+}
+
+# side_by_side NAME 'COMMANDS' NAME 'COMMANDS': two training lanes at once, one torch thread
+# each (THREADS), logged to ROOT/train/lane-NAME.log; fails if either lane fails
+side_by_side() {
+    local pids=()
+    while [ $# -gt 0 ]; do
+        (export OMP_NUM_THREADS=$THREADS && eval "$2") >"$ROOT/train/lane-$1.log" 2>&1 &
+        pids+=($!)
+        shift 2
     done
-    train "$policy-oracle" --policy "bc-$policy" --oracle-memory
+    for pid in "${pids[@]}"; do wait "$pid"; done
 }
 
 # trained NAME: the --adapter-kwargs of the checkpoint policy trained into ROOT/train/NAME
@@ -79,15 +91,14 @@ collect)
     ;;
 train)
     # bc-mlp first, alone: it computes the state features every model reads (DATA/state-features).
-    # Then one lane per memory policy, side by side (one torch thread each, THREADS): the plain
-    # policy, then its loss and oracle variants. Each lane logs to ROOT/train/lane-POLICY.log.
+    # Then the two memory policies side by side.
     train mlp --policy bc-mlp
-    pids=()
-    for policy in gru transformer; do
-        (export OMP_NUM_THREADS=$THREADS && lane "$policy") >"$ROOT/train/lane-$policy.log" 2>&1 &
-        pids+=($!)
-    done
-    for pid in "${pids[@]}"; do wait "$pid"; done
+    side_by_side gru 'train gru --policy bc-gru' transformer 'train transformer --policy bc-transformer'
+    ;;
+variants)
+    policy=${2:?the memory policy whose variants are trained: gru or transformer}
+    side_by_side "$policy-a" "variant $policy semantic; variant $policy contrastive" \
+        "$policy-b" "variant $policy framewise; variant $policy oracle"
     ;;
 base)
     for policy in mlp gru transformer; do
