@@ -54,9 +54,10 @@ def test_layout_is_a_function_of_the_seed_and_env_reuse_leaves_no_trace(o01, sui
         fresh.close()
 
 
-def test_one_forward_per_substep_leaves_the_physics_bit_identical(o01):
-    """The repeated mj_forward robosuite makes in each physics substep is skipped (sim/forward_once.py):
-    same states at every step, with contacts (the gripper pressed onto the table and dragged)."""
+def test_no_separate_forward_per_substep_leaves_physics_and_observations_bit_identical(o01):
+    """sim/forward_once.py: the controller's repeated mj_forward is skipped and each substep runs as
+    mj_step1 + mj_step2; the same states and observations at every step, with contacts (the
+    gripper pressed onto the table and dragged)."""
     task, plan, env = o01
     press = np.tile([0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0], (40, 1))
     drag = np.tile([0.6, 0.4, -0.3, 0.0, 0.0, 0.3, 1.0], (30, 1))
@@ -64,15 +65,27 @@ def test_one_forward_per_substep_leaves_the_physics_bit_identical(o01):
     counts = env._forward_once
     results = {}
     for enabled in (True, False):
-        counts.enabled, counts.skipped = enabled, 0
+        counts.enabled, counts.skipped, counts.split = enabled, 0, 0
         env.reset(plan.layout_seed)
-        results[enabled] = trajectory(env, actions), env.sim.data.qacc_warmstart.copy()
+        observations, states = [], []
+        for a in actions:
+            env.step(a)
+            observations.append(env.observations())
+            states.append(env.physics_state())
+        results[enabled] = observations, np.array(states), env.sim.data.qacc_warmstart.copy()
         substeps = len(actions) * round(env.libero.control_timestep / env.libero.model_timestep)
         # one repeat per substep, but the first after a reset (the controller's reset already updated it)
         assert counts.skipped == (substeps - 1 if enabled else 0)
+        assert counts.split == (substeps if enabled else 0)
     counts.enabled = True
-    np.testing.assert_array_equal(results[True][0], results[False][0])
-    np.testing.assert_array_equal(results[True][1], results[False][1])
+    on, off = results[True], results[False]
+    assert len(on[0]) == len(off[0]) == len(actions)
+    for step, (a, b) in enumerate(zip(on[0], off[0], strict=True)):
+        assert a.keys() == b.keys()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key], err_msg=f"step {step}, {key}")
+    np.testing.assert_array_equal(on[1], off[1])
+    np.testing.assert_array_equal(on[2], off[2])
 
 
 def test_the_fast_controller_update_leaves_the_physics_bit_identical(o01, monkeypatch):

@@ -168,7 +168,7 @@ class SimEnv:
         finally:
             os.unlink(path)
         self._last_obs: dict | None = None
-        # robosuite computes each physics substep's forward twice; the repeat is skipped (same physics)
+        # robosuite computes each physics substep's forward three times; it runs once (same physics)
         self._forward_once = ForwardOnce(self.sim)
         fast_controller.install()  # the controller's per-substep update from fewer calls (same physics)
         self._scratch = None  # an mjData to park the live state in while rendering
