@@ -18,7 +18,7 @@ from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
 from memobench.sim import fast_controller
-from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.env import NOOP_ACTION, SimEnv, _goal_not_checked
 
 
 def timed(fn, repeat: int = 1) -> float:
@@ -38,6 +38,14 @@ def on_off_ratio(env, steps: int, switch, block: int = 10) -> float:
             seconds[on] += timed(lambda: env.step(NOOP_ACTION), repeat=block)
     switch(True)
     return seconds[True] / seconds[False]
+
+
+def skip_goal_check(env, skip: bool) -> None:
+    """SimEnv's stand-in for LIBERO's goal check (``skip``), or LIBERO's own."""
+    if skip:
+        env.libero._check_success = _goal_not_checked
+    else:
+        vars(env.libero).pop("_check_success", None)
 
 
 def main() -> None:
@@ -60,6 +68,8 @@ def main() -> None:
     split_step = on_off_ratio(env, args.steps, lambda on: setattr(env._forward_once, "enabled", on))
     # the controller's update as the simulator package installs it (memobench/sim/fast_controller.py)
     fast_update = on_off_ratio(env, args.steps, lambda on: setattr(fast_controller, "ENABLED", on))
+    # LIBERO's goal check after every step, which SimEnv switches off (memobench/sim/env.py)
+    no_goal = on_off_ratio(env, args.steps, lambda on: skip_goal_check(env, on))
     agent = timed(lambda: env.render("agentview", 256), repeat=10)
     wrist = timed(lambda: env.render("wrist", 256), repeat=10)
 
@@ -75,6 +85,7 @@ def main() -> None:
     print(f"bare LIBERO step: {bare * 1000:.2f} ms ({1 / bare:.0f} steps/s camera-free)")
     print(f"ratio step time mj_step1 + mj_step2 per substep / robosuite's three forwards: {split_step:.3f}")
     print(f"ratio step time fast controller update / the installed one: {fast_update:.3f}")
+    print(f"ratio step time without LIBERO's goal check / with it: {no_goal:.3f}")
     print(f"camera frame 256x256: agentview {agent * 1000:.0f} ms, wrist {wrist * 1000:.0f} ms")
     print(f"steps/s with both cameras at every query (replan 5): {1 / with_cameras:.0f}")
     print(f"harness step (noop policy, tracker, ledger-ready record): {harness * 1000:.2f} ms")

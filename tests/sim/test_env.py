@@ -88,6 +88,19 @@ def test_no_separate_forward_per_substep_leaves_physics_and_observations_bit_ide
     np.testing.assert_array_equal(on[2], off[2])
 
 
+def test_stepping_never_evaluates_libero_s_goal(o01, monkeypatch):
+    """LIBERO's goal check (its BDDL goal's predicates, twice after every control step) never runs."""
+    task, plan, env = o01
+
+    def goal_checked(self):
+        raise AssertionError("LIBERO's goal was evaluated")
+
+    monkeypatch.setattr(type(env.libero), "_eval_predicate", goal_checked)
+    env.reset(plan.layout_seed)
+    for a in ACTIONS[:3]:
+        env.step(a)
+
+
 def test_the_fast_controller_update_leaves_the_physics_bit_identical(o01, monkeypatch):
     """sim/fast_controller.py: the same states at every step, through contacts, and after a reset
     (a controller is built per reset)."""
