@@ -3,7 +3,9 @@
 # evaluated on the 30 MEMOBench tasks. Every stage resumes where it stopped: run it again.
 #
 #   results/baselines/run.sh collect             # the demos (DATA, default data/demos-perturbed),
-#                                                # perturbed with action noise NOISE (default 0.15)
+#                                                # perturbed with action noise NOISE (default 0.15);
+#                                                # skips the attempts demos-perturbed.outcomes.json
+#                                                # knows to fail, then rewrites it
 #   results/baselines/run.sh train               # the three state models: bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh base                # evaluate bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh variants POLICY     # train POLICY (the better memory policy of `base`)
@@ -24,7 +26,8 @@
 # STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width,
 # THREADS (default 1) the torch threads of each of the two training lanes. TASKS (default all)
 # and EPISODES (default 20 per task; collect: DEMOS, default 50) narrow a stage for a dry run:
-#   TASKS=T01 EPISODES=1 DEMOS=2 STEPS=20 RGB_STEPS=5 DATA=/tmp/dry/demos results/baselines/run.sh collect
+#   TASKS=T01 EPISODES=1 DEMOS=2 STEPS=20 RGB_STEPS=5 DATA=/tmp/dry/demos OUTCOMES=/tmp/dry/outcomes.json \
+#       results/baselines/run.sh collect
 # (then train, base, ...) runs every stage in minutes; do it in a copy of the repository, since
 # the stages write under results/baselines/.
 set -euo pipefail
@@ -40,6 +43,7 @@ EPISODES=${EPISODES:-20}
 DEMOS=${DEMOS:-50}
 RGB_STEPS=${RGB_STEPS:-2000}
 ROOT=results/baselines
+OUTCOMES=${OUTCOMES:-$ROOT/demos-perturbed.outcomes.json}
 TRAIN="--data $DATA --steps $STEPS --hidden $HIDDEN --checkpoint-every 1000"
 EVAL="--tasks $TASKS --num-trials-per-task $EPISODES --workers $WORKERS --resume"
 
@@ -87,7 +91,13 @@ evaluate() {
 
 case ${1:-} in
 collect)
-    memobench collect --tasks "$TASKS" --episodes "$DEMOS" --action-noise "$NOISE" --workers "$WORKERS" --out "$DATA"
+    # The attempts the last collection saw fail (committed, so a machine that did not keep the demos
+    # makes the same files without running them again); written anew when the collection ends.
+    known=()
+    [ -e "$OUTCOMES" ] && known=(--known-outcomes "$OUTCOMES")
+    memobench collect --tasks "$TASKS" --episodes "$DEMOS" --action-noise "$NOISE" --workers "$WORKERS" \
+        --out "$DATA" "${known[@]}"
+    memobench data outcomes "$DATA" --out "$OUTCOMES"
     ;;
 train)
     # bc-mlp first, alone: it computes the state features every model reads (DATA/state-features).
@@ -150,7 +160,7 @@ report)
     done
     ;;
 *)
-    sed -n '2,15p' "$0"
+    sed -n '2,/run.sh report/p' "$0"
     exit 2
     ;;
 esac

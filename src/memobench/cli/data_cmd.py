@@ -77,6 +77,14 @@ def collect_command(
             "dimensions, querying it every step and storing its own actions as labels (0: unperturbed).",
         ),
     ] = 0.0,
+    known_outcomes: Annotated[
+        Path | None,
+        typer.Option(
+            help="An outcomes file (`memobench data outcomes`) of an earlier collection with the same "
+            "tasks, seed base and noise: the attempts it saw fail are counted as failed without being "
+            "run (the same files, less time).",
+        ),
+    ] = None,
 ) -> None:
     """Run the scripted expert camera-free and keep its successful episodes as demonstrations."""
     from memobench.cli.progress import RunProgress
@@ -85,6 +93,7 @@ def collect_command(
 
     selected, chosen = select_tasks(tasks), _cameras(cameras)
     base = DEMO_SEED_BASE if seed_base is None else seed_base
+    known = None if known_outcomes is None else _known_failures(known_outcomes, selected, base, action_noise)
     start = time.perf_counter()
     try:
         with RunProgress() as progress:
@@ -100,6 +109,7 @@ def collect_command(
                 command=f"memobench collect --tasks {tasks} --episodes {episodes} --seed-base {base}"
                 + (f" --action-noise {action_noise}" if action_noise else ""),
                 action_noise=action_noise,
+                known_failures=known,
             )
     except OSError as e:
         raise fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None
@@ -112,6 +122,16 @@ def collect_command(
         raise fail(
             f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: " + ", ".join(short)
         )
+
+
+def _known_failures(path: Path, tasks: list, seed_base: int, action_noise: float) -> dict[str, frozenset[int]]:
+    from memobench.data.outcomes import OutcomesError, known_failures, load_outcomes
+
+    try:
+        outcomes = load_outcomes(path)
+        return {t.id: known_failures(outcomes, path, t, seed_base, action_noise) for t in tasks}
+    except OutcomesError as e:
+        raise fail(str(e)) from None
 
 
 def _print_collections(results: list, out: Path, base: int) -> None:
@@ -207,6 +227,28 @@ def export_command(
         f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
         f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
     )
+
+
+@app.command("outcomes")
+def outcomes_command(
+    folder: FolderArgument,
+    out: Annotated[Path, typer.Option(help="The outcomes file to write (JSON).")],
+) -> None:
+    """Which attempts of a finished collection failed, for `memobench collect --known-outcomes`."""
+    from memobench.data.outcomes import OutcomesError, outcomes_of_folder, write_outcomes
+
+    if not folder.is_dir():
+        raise fail(f"{folder}: not a folder; give a dataset folder written by `memobench collect`")
+    try:
+        outcomes = outcomes_of_folder(folder)
+    except OutcomesError as e:
+        raise fail(str(e)) from None
+    if not outcomes.tasks:
+        raise fail(f"{folder}: no finished task file (<task_id>.hdf5)")
+    write_outcomes(outcomes, out)
+    attempts = sum(t.attempts for t in outcomes.tasks.values())
+    failed = sum(len(t.failed) for t in outcomes.tasks.values())
+    Console().print(f"{out}: {len(outcomes.tasks)} task(s), {attempts} attempts, {failed} failed")
 
 
 @app.command("validate")

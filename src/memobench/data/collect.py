@@ -24,6 +24,10 @@ is done. Collecting again into the same folder skips a task whose file
 already holds enough demos, extends one that holds fewer, and picks up a
 killed task at its first unjournaled attempt. Attempts are deterministic by
 seed, so a resumed collection writes the same file as an uninterrupted one.
+
+Known failures (:mod:`memobench.data.outcomes`): attempts an earlier collection of the same
+spec, seed base and noise saw fail are journaled as failures without being run, so a
+collection made again on another machine writes the same file in less time.
 """
 
 from __future__ import annotations
@@ -168,8 +172,12 @@ def collect_task(
     action_noise: float = 0.0,
     protocol: Protocol | None = None,
     on_attempt: Callable[[int, int], None] | None = None,
+    known_failures: frozenset[int] = frozenset(),
 ) -> TaskCollection:
     """Collect ``episodes`` successful expert demos of ``task`` into ``out/<task_id>.hdf5``.
+
+    Attempts in ``known_failures`` (the same spec, seed base and noise failed them before:
+    :func:`memobench.data.outcomes.known_failures`) count as failed without being run.
 
     ``on_attempt(kept, attempts)`` is called after every attempt (progress),
     journaled ones included. Stops after ``MAX_ATTEMPTS_FACTOR * episodes``
@@ -205,9 +213,12 @@ def collect_task(
     envs = EnvCache(capacity=1)
     try:
         while len(demos) < episodes and attempts < MAX_ATTEMPTS_FACTOR * episodes:
-            plan = plan_episode(task, attempts, seed_base)
-            env, _ = envs.get(task, plan.variant, plan.binding, render=False)
-            success, demo = record_demo(task, attempts, seed_base, env, guard, protocol, perturbed)
+            if attempts in known_failures:
+                success, demo = False, Demo({}, {})
+            else:
+                plan = plan_episode(task, attempts, seed_base)
+                env, _ = envs.get(task, plan.variant, plan.binding, render=False)
+                success, demo = record_demo(task, attempts, seed_base, env, guard, protocol, perturbed)
             journal.add(attempts, success, demo)
             attempts += 1
             if success:

@@ -34,6 +34,7 @@ class CollectJob:
     out: Path
     seed_base: int
     action_noise: float = 0.0
+    known_failures: frozenset[int] = frozenset()
     key = property(lambda self: ("collect", self.task_id))
     affinity = None
 
@@ -89,7 +90,14 @@ def _run(job):
         from memobench.data.collect import collect_task
 
         task = Suite.load().get(job.task_id)
-        return collect_task(task, job.episodes, job.out, seed_base=job.seed_base, action_noise=job.action_noise)
+        return collect_task(
+            task,
+            job.episodes,
+            job.out,
+            seed_base=job.seed_base,
+            action_noise=job.action_noise,
+            known_failures=job.known_failures,
+        )
     if isinstance(job, RenderJob):
         from memobench.data.render import render_task_file
 
@@ -148,8 +156,12 @@ def collect_dataset(
     cameras: tuple[str, ...] = ("agentview", "wrist"),
     command: str = "memobench collect",
     action_noise: float = 0.0,
+    known_failures: dict[str, frozenset[int]] | None = None,
 ) -> list:
     """Collect every task into ``out`` (one job per task), render if ``image_size``, write the dataset card.
+
+    ``known_failures``: per task id, attempts to count as failed without running them
+    (:mod:`memobench.data.outcomes`).
 
     Returns the :class:`~memobench.data.collect.TaskCollection` of every task, in ``tasks``' order.
     Raises, before any work, OSError if ``out`` cannot be a folder and
@@ -162,7 +174,8 @@ def collect_dataset(
     out.mkdir(parents=True, exist_ok=True)
     for task in tasks:  # a folder of another collection is refused, not mixed into
         check_can_continue(task, out, seed_base, action_noise)
-    jobs = [CollectJob(t.id, episodes, out, seed_base, action_noise) for t in tasks]
+    known = known_failures or {}
+    jobs = [CollectJob(t.id, episodes, out, seed_base, action_noise, known.get(t.id, frozenset())) for t in tasks]
     results = run_data_jobs(
         "collecting",
         jobs,
