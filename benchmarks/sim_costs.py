@@ -18,7 +18,7 @@ from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
 from memobench.sim import fast_controller
-from memobench.sim.env import NOOP_ACTION, SimEnv, _goal_not_checked
+from memobench.sim.env import NOOP_ACTION, SimEnv, skip_libero_goal_check
 
 
 def timed(fn, repeat: int = 1) -> float:
@@ -38,14 +38,6 @@ def on_off_ratio(env, steps: int, switch, block: int = 10) -> float:
             seconds[on] += timed(lambda: env.step(NOOP_ACTION), repeat=block)
     switch(True)
     return seconds[True] / seconds[False]
-
-
-def skip_goal_check(env, skip: bool) -> None:
-    """SimEnv's stand-in for LIBERO's goal check (``skip``), or LIBERO's own."""
-    if skip:
-        env.libero._check_success = _goal_not_checked
-    else:
-        vars(env.libero).pop("_check_success", None)
 
 
 def main() -> None:
@@ -69,7 +61,7 @@ def main() -> None:
     # the controller's update as the simulator package installs it (memobench/sim/fast_controller.py)
     fast_update = on_off_ratio(env, args.steps, lambda on: setattr(fast_controller, "ENABLED", on))
     # LIBERO's goal check after every step, which SimEnv switches off (memobench/sim/env.py)
-    no_goal = on_off_ratio(env, args.steps, lambda on: skip_goal_check(env, on))
+    no_goal = on_off_ratio(env, args.steps, lambda on: skip_libero_goal_check(env.libero, on))
     agent = timed(lambda: env.render("agentview", 256), repeat=10)
     wrist = timed(lambda: env.render("wrist", 256), repeat=10)
 

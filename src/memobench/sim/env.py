@@ -128,6 +128,15 @@ def _goal_not_checked() -> bool:
     return False
 
 
+def skip_libero_goal_check(libero_env, skip: bool = True) -> None:
+    """Replace LIBERO's per-step goal check on ``libero_env`` by a constant ``False`` (``skip``),
+    or give it back its own (benchmarks compare both)."""
+    if skip:
+        libero_env._check_success = _goal_not_checked
+    else:
+        vars(libero_env).pop("_check_success", None)
+
+
 class SimEnv:
     """A LIBERO env built from BDDL text, with deterministic reset, snapshot and rendering.
 
@@ -179,7 +188,7 @@ class SimEnv:
         # LIBERO evaluates the BDDL goal's predicates in Python twice after every control step
         # (for its reward and its done flag, scanning contact pairs); nothing reads either
         # (checkpoints are MEMOBench's own predicates), and it was about 6% of an evaluation step.
-        self.libero._check_success = _goal_not_checked
+        skip_libero_goal_check(self.libero)
         self._scratch = None  # an mjData to park the live state in while rendering
         # The render-only model whose light meshes live in the GL context; kept so the
         # arrays the context was filled from stay alive with the env.
