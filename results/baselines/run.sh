@@ -17,7 +17,7 @@
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
 #
 # Only `collect`, `train`, `variants` and `rgb` read the demos (~2 GB, not committed: a machine
-# may not keep them), while the trained models (weights only, see .gitignore) and the
+# may not keep them), while the trained models (weights only: `memobench publish`) and the
 # evaluation ledgers are committed and every later stage resumes from them alone. Training a
 # model takes 8-55 minutes on one thread (bc-mlp to bc-transformer), evaluating one about
 # 1.3 hours on two workers, so only the better memory policy gets the variants.
@@ -104,11 +104,17 @@ train)
     # Then the two memory policies side by side.
     train mlp --policy bc-mlp
     side_by_side gru 'train gru --policy bc-gru' transformer 'train transformer --policy bc-transformer'
+    # Published (weights only, float16 parameters) before it was evaluated: 7.5 MB as trained. bc-mlp
+    # and bc-gru (2.2 and 4.9 MB) were committed and evaluated before `publish` existed: float32.
+    memobench publish "$ROOT/train/transformer"
     ;;
 variants)
     policy=${2:?the memory policy whose variants are trained: gru or transformer}
     side_by_side "$policy-a" "variant $policy semantic; variant $policy contrastive" \
         "$policy-b" "variant $policy framewise; variant $policy oracle"
+    for name in semantic contrastive framewise oracle; do # what is committed, and so evaluated
+        memobench publish "$ROOT/train/$policy-$name"
+    done
     ;;
 base)
     for policy in mlp gru transformer; do
@@ -141,6 +147,7 @@ rgb)
     memobench data render "$DATA-pilot-rgb64" --image-size 64 --workers "$WORKERS"
     memobench train --data "$DATA-pilot-rgb64" --steps "$RGB_STEPS" --obs rgb --policy "bc-$policy" \
         --out "$ROOT/train/$policy-rgb"
+    memobench publish "$ROOT/train/$policy-rgb"
     evaluate "$policy-rgb" --tasks "$rgb_tasks" --resize-size 64
     ;;
 report)

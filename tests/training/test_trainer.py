@@ -154,3 +154,35 @@ def test_a_finished_run_needs_neither_its_data_nor_its_optimiser(tmp_path, data)
     assert result["step"] == 2 and result["loss"] is None
     with pytest.raises(ValueError, match="weights only .* cannot go on"):
         train(settings(steps=4), data, out, embedder=HashEmbedder(8))
+
+
+def test_a_published_run_keeps_float16_parameters_float32_buffers_and_nearly_its_actions(tmp_path, data) -> None:
+    from memobench.training.checkpoint_files import load_weights, publish
+    from memobench.training.models import MemoryPolicy, PolicyConfig
+    from memobench.training.trainer import read_config
+
+    out = tmp_path / "out"
+    train(settings(policy="bc-transformer", steps=2), data, out, embedder=HashEmbedder(8))
+    before = weights(out)
+    net = MemoryPolicy(PolicyConfig(**read_config(out)["policy"])).eval()
+    load_weights(last_checkpoint(out), net)
+    result = publish(out)
+    stored = weights(out)
+    parameters = {name for name, _ in net.named_parameters()}
+    assert {k for k, v in stored.items() if v.dtype == torch.float16} == parameters
+    assert stored["state_std"].dtype == torch.float32 and torch.equal(stored["state_std"], before["state_std"])
+    assert not (last_checkpoint(out) / "optimizer.safetensors").exists()
+    assert result["bytes_after"] < result["bytes_before"] / 2 and 0 < result["largest_change"] < 1e-3
+    published = MemoryPolicy(PolicyConfig(**read_config(out)["policy"])).eval()
+    load_weights(last_checkpoint(out), published)  # cast back to float32 on load
+    assert {v.dtype for v in published.state_dict().values()} == {torch.float32}
+    g = torch.Generator().manual_seed(0)
+    states = net.state_mean + net.state_std * torch.randn(2, 7, net.state_mean.numel(), generator=g)
+    args = (states, torch.randn(2, 7, 8, generator=g), torch.randn(2, 3, 8, generator=g), torch.tensor([3, 2]))
+    with torch.no_grad():
+        want, got = net(*args)["actions"], published(*args)["actions"]
+    assert not torch.equal(want, got)  # float16 did round
+    torch.testing.assert_close(got, want, atol=1e-2, rtol=0)
+    assert publish(out)["largest_change"] == 0  # publishing again changes nothing
+    with pytest.raises(ValueError, match="weights only .* cannot go on"):
+        train(settings(policy="bc-transformer", steps=4), data, out, embedder=HashEmbedder(8))

@@ -29,6 +29,7 @@ app.command("sweep")(report_cmd.sweep_command)
 app.add_typer(report_cmd.annotations_app, name="annotations")
 app.command("kappa")(report_cmd.kappa_command)
 app.command("train")(train_cmd.train_command)
+app.command("publish")(train_cmd.publish_command)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -88,6 +88,26 @@ def train_command(
     typer.echo(f'evaluate: memobench eval --policy checkpoint --adapter-kwargs \'{{"path": "{out}"}}\'')
 
 
+def publish_command(
+    run: Annotated[Path, typer.Argument(help="A finished `memobench train` folder.")],
+) -> None:
+    """Keep a trained run's weights only, parameters as float16 (half the size), for committing it."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise fail("memobench publish needs torch: pip install 'memobench[train]'") from None
+    from memobench.training.checkpoint_files import publish
+
+    try:
+        result = publish(run)
+    except (ValueError, OSError) as e:
+        raise fail(str(e)) from None
+    typer.echo(
+        f"{result['checkpoint']}: {result['bytes_before'] / 1e6:.1f} MB -> {result['bytes_after'] / 1e6:.1f} MB, "
+        f"largest parameter change {result['largest_change']:.2g}; evaluate the run as it is now"
+    )
+
+
 def _outcome(result: dict) -> str:
     """The line saying where training ended (a run already at --steps trained nothing: no loss)."""
     if result["loss"] is None:

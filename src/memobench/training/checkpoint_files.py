@@ -11,8 +11,9 @@
 
 A checkpoint is written to ``checkpoint.partial/`` and swapped in with renames, so a run
 killed at any point leaves a complete checkpoint (``checkpoint/``, or ``checkpoint.old/``
-in the instant between the two renames). A finished run may keep its weights only (the
-committed reference models do): it evaluates, but training it further is refused.
+in the instant between the two renames). A finished run may keep its weights only
+(:func:`publish`, what the committed reference models keep): it evaluates, but training it
+further is refused.
 """
 
 from __future__ import annotations
@@ -96,6 +97,45 @@ def load_weights(folder: Path, net) -> None:
             "bc-transformer's distance bias came on 2026-12-03); train it again"
         )
     net.load_state_dict(weights)
+
+
+def publish(out: Path) -> dict[str, Any]:
+    """Keep a training run's weights only, its trained parameters as float16: what a commit holds.
+
+    Halves the weights' size (bc-transformer: 7.5 MB to 3.8 MB) and drops the optimiser's state
+    (twice the weights again), so a finished run fits in a repository; loading casts the
+    parameters back to float32 (``load_state_dict`` copies into the network's float32 tensors).
+    Buffers stay float32: the state standardisation divides by standard deviations down to
+    0.01, where float16's relative error (5e-4) on a mean would shift an input by a tenth of
+    a standard deviation. The evaluated model is the published one, so publish before
+    evaluating. Idempotent. Returns the byte sizes before and after and the largest absolute
+    change of a parameter.
+    """
+    import torch
+    from safetensors.torch import save_file
+
+    from memobench.training.models import MemoryPolicy, PolicyConfig
+
+    config, folder = read_config(out), last_checkpoint(out)
+    if config is None or folder is None:
+        raise ValueError(f"{out}: not a training folder with a checkpoint")
+    net = MemoryPolicy(PolicyConfig(**config["policy"]))
+    load_weights(folder, net)
+    parameters = {name for name, _ in net.named_parameters()}
+    weights = {name: tensor.detach().contiguous() for name, tensor in net.state_dict().items()}
+    largest = max(float(weights[name].abs().max()) for name in parameters)
+    if largest > float(torch.finfo(torch.float16).max):
+        raise ValueError(f"{out}: a parameter of magnitude {largest:g} does not fit in float16")
+    stored = {name: t.half() if name in parameters else t for name, t in weights.items()}
+    change = max(float((stored[name].float() - weights[name]).abs().max()) for name in parameters)
+    before = sum(f.stat().st_size for f in folder.iterdir())
+    model = folder / "model.safetensors"
+    partial = folder / "model.safetensors.partial"
+    save_file(stored, partial, metadata={"parameters": "float16", "buffers": "float32"})
+    partial.replace(model)
+    (folder / "optimizer.safetensors").unlink(missing_ok=True)
+    after = sum(f.stat().st_size for f in folder.iterdir())
+    return {"checkpoint": folder, "bytes_before": before, "bytes_after": after, "largest_change": change}
 
 
 def checkpoint_step(folder: Path) -> int:
