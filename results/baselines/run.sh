@@ -8,8 +8,10 @@
 #                                                # knows to fail, then rewrites it
 #   results/baselines/run.sh train               # the three state models: bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh base                # evaluate bc-mlp, bc-gru, bc-transformer
-#   results/baselines/run.sh variants POLICY     # train POLICY (the better memory policy of `base`)
-#                                                # with each alignment loss and with oracle memory
+#   results/baselines/run.sh variants POLICY [V...] # train POLICY (the better memory policy of `base`)
+#                                                # with each alignment loss and with oracle memory, or
+#                                                # only the variants V named (semantic contrastive
+#                                                # framewise oracle), two at a time
 #   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
 #                                                # `base`) with each alignment loss and oracle memory
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
@@ -110,9 +112,21 @@ train)
     ;;
 variants)
     policy=${2:?the memory policy whose variants are trained: gru or transformer}
-    side_by_side "$policy-a" "variant $policy semantic; variant $policy contrastive" \
-        "$policy-b" "variant $policy framewise; variant $policy oracle"
-    for name in semantic contrastive framewise oracle; do # what is committed, and so evaluated
+    shift 2
+    names=("$@")
+    [ ${#names[@]} -gt 0 ] || names=(semantic contrastive framewise oracle)
+    # two lanes, the variants dealt to them in turn (a session that cannot hold all four trains two)
+    lane_a="" lane_b=""
+    for i in "${!names[@]}"; do
+        case ${names[$i]} in semantic | contrastive | framewise | oracle) ;; *)
+            echo "unknown variant ${names[$i]}: semantic, contrastive, framewise or oracle" >&2
+            exit 2
+            ;;
+        esac
+        if [ $((i % 2)) = 0 ]; then lane_a+="variant $policy ${names[$i]}; "; else lane_b+="variant $policy ${names[$i]}; "; fi
+    done
+    side_by_side "$policy-a" "$lane_a" "$policy-b" "${lane_b:-true}"
+    for name in "${names[@]}"; do # what is committed, and so evaluated
         memobench publish "$ROOT/train/$policy-$name"
     done
     ;;
