@@ -179,6 +179,10 @@ report)
         [ -e "$ROOT/eval/$base/run.json" ] || continue
         memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
     done
+    # the two memory mechanisms against each other: which one gets the variants
+    if [ -e "$ROOT/eval/gru/run.json" ] && [ -e "$ROOT/eval/transformer/run.json" ]; then
+        memobench compare "$ROOT/eval/gru" "$ROOT/eval/transformer" --out docs/baselines-report/compare/transformer-vs-gru
+    fi
     ;;
 *)
     sed -n '2,/run.sh report/p' "$0"
