@@ -22,7 +22,7 @@
 # may not keep them), while the trained models (weights only: `memobench publish`) and the
 # evaluation ledgers are committed and every later stage resumes from them alone. Training a
 # model takes 8-55 minutes on one thread (bc-mlp to bc-transformer), evaluating one about
-# 1.3 hours on two workers, so only the better memory policy gets the variants.
+# an hour on two workers, so only the better memory policy gets the variants.
 #
 # Run from the repository root. WORKERS (default 2) sets the evaluation's worker processes,
 # STEPS (default 10000) the optimiser steps of every model, HIDDEN (default 256) their width,
