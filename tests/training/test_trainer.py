@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -163,6 +164,12 @@ def test_a_published_run_keeps_float16_parameters_float32_buffers_and_nearly_its
 
     out = tmp_path / "out"
     train(settings(policy="bc-transformer", steps=2), data, out, embedder=HashEmbedder(8))
+    config = json.loads((out / "config.json").read_text())
+    unfinished = config | {"settings": config["settings"] | {"steps": 4}}  # as if killed at step 2 of 4
+    (out / "config.json").write_text(json.dumps(unfinished))
+    with pytest.raises(ValueError, match="trained to step 2 of 4; finish it"):
+        publish(out)
+    (out / "config.json").write_text(json.dumps(config))
     before = weights(out)
     net = MemoryPolicy(PolicyConfig(**read_config(out)["policy"])).eval()
     load_weights(last_checkpoint(out), net)

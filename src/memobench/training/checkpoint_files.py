@@ -119,6 +119,9 @@ def publish(out: Path) -> dict[str, Any]:
     config, folder = read_config(out), last_checkpoint(out)
     if config is None or folder is None:
         raise ValueError(f"{out}: not a training folder with a checkpoint")
+    step, steps = checkpoint_step(folder), int(config["settings"]["steps"])
+    if step < steps:  # without the optimiser's state the run could never go on
+        raise ValueError(f"{out}: trained to step {step} of {steps}; finish it (run memobench train again) first")
     net = MemoryPolicy(PolicyConfig(**config["policy"]))
     load_weights(folder, net)
     parameters = {name for name, _ in net.named_parameters()}
