@@ -190,6 +190,8 @@ def test_a_published_run_keeps_float16_parameters_float32_buffers_and_nearly_its
         want, got = net(*args)["actions"], published(*args)["actions"]
     assert not torch.equal(want, got)  # float16 did round
     torch.testing.assert_close(got, want, atol=1e-2, rtol=0)
-    assert publish(out)["largest_change"] == 0  # publishing again changes nothing
+    published_bytes = (last_checkpoint(out) / "model.safetensors").read_bytes()
+    assert publish(out)["largest_change"] == 0  # publishing again changes nothing, not even a byte
+    assert (last_checkpoint(out) / "model.safetensors").read_bytes() == published_bytes
     with pytest.raises(ValueError, match="weights only .* cannot go on"):
         train(settings(policy="bc-transformer", steps=4), data, out, embedder=HashEmbedder(8))

@@ -108,8 +108,8 @@ def publish(out: Path) -> dict[str, Any]:
     Buffers stay float32: the state standardisation divides by standard deviations down to
     0.01, where float16's relative error (5e-4) on a mean would shift an input by a tenth of
     a standard deviation. The evaluated model is the published one, so publish before
-    evaluating. Idempotent. Returns the byte sizes before and after and the largest absolute
-    change of a parameter.
+    evaluating. Refuses an unfinished run; leaves a published one as it is. Returns the byte
+    sizes before and after and the largest absolute change of a parameter.
     """
     import torch
     from safetensors.torch import save_file
@@ -122,6 +122,11 @@ def publish(out: Path) -> dict[str, Any]:
     step, steps = checkpoint_step(folder), int(config["settings"]["steps"])
     if step < steps:  # without the optimiser's state the run could never go on
         raise ValueError(f"{out}: trained to step {step} of {steps}; finish it (run memobench train again) first")
+    model = folder / "model.safetensors"
+    if _published(model) and not (folder / "optimizer.safetensors").exists():
+        # left as it is: safetensors orders the header's metadata anew on every write
+        size = sum(f.stat().st_size for f in folder.iterdir())
+        return {"checkpoint": folder, "bytes_before": size, "bytes_after": size, "largest_change": 0.0}
     net = MemoryPolicy(PolicyConfig(**config["policy"]))
     load_weights(folder, net)
     parameters = {name for name, _ in net.named_parameters()}
@@ -132,13 +137,19 @@ def publish(out: Path) -> dict[str, Any]:
     stored = {name: t.half() if name in parameters else t for name, t in weights.items()}
     change = max(float((stored[name].float() - weights[name]).abs().max()) for name in parameters)
     before = sum(f.stat().st_size for f in folder.iterdir())
-    model = folder / "model.safetensors"
     partial = folder / "model.safetensors.partial"
     save_file(stored, partial, metadata={"parameters": "float16", "buffers": "float32"})
     partial.replace(model)
     (folder / "optimizer.safetensors").unlink(missing_ok=True)
     after = sum(f.stat().st_size for f in folder.iterdir())
     return {"checkpoint": folder, "bytes_before": before, "bytes_after": after, "largest_change": change}
+
+
+def _published(model: Path) -> bool:
+    from safetensors import safe_open
+
+    with safe_open(model, "np") as f:
+        return (f.metadata() or {}).get("parameters") == "float16"
 
 
 def checkpoint_step(folder: Path) -> int:
