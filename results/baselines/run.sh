@@ -99,7 +99,11 @@ collect)
     [ -e "$OUTCOMES" ] && known=(--known-outcomes "$OUTCOMES")
     memobench collect --tasks "$TASKS" --episodes "$DEMOS" --action-noise "$NOISE" --workers "$WORKERS" \
         --out "$DATA" "${known[@]}"
-    memobench data outcomes "$DATA" --out "$OUTCOMES"
+    if [ "$TASKS" = all ] || [ "$OUTCOMES" != "$ROOT/demos-perturbed.outcomes.json" ]; then
+        memobench data outcomes "$DATA" --out "$OUTCOMES"
+    else # the file is written whole: from a narrowed collection it would lose the other tasks
+        echo "TASKS=$TASKS: $OUTCOMES left as it was (write it with: memobench data outcomes $DATA --out FILE)" >&2
+    fi
     ;;
 train)
     # bc-mlp first, alone: it computes the state features every model reads (DATA/state-features).
