@@ -48,10 +48,7 @@ def train_command(
     ] = None,
 ) -> None:
     """Train a policy with behaviour cloning and an optional memory-alignment loss (resumable)."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise fail("memobench train needs torch: pip install 'memobench[train]'") from None
+    _require_torch("train")
     from memobench.cli.progress import RunProgress
     from memobench.training.trainer import TrainSettings, train
 
@@ -92,10 +89,7 @@ def publish_command(
     run: Annotated[Path, typer.Argument(help="A finished `memobench train` folder.")],
 ) -> None:
     """Keep a trained run's weights only, parameters as float16 (half the size), for committing it."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise fail("memobench publish needs torch: pip install 'memobench[train]'") from None
+    _require_torch("publish")
     from memobench.training.checkpoint_files import publish
 
     try:
@@ -106,6 +100,13 @@ def publish_command(
         f"{result['checkpoint']}: {result['bytes_before'] / 1e6:.1f} MB -> {result['bytes_after'] / 1e6:.1f} MB, "
         f"largest parameter change {result['largest_change']:.2g}; evaluate the run as it is now"
     )
+
+
+def _require_torch(command: str) -> None:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise fail(f"memobench {command} needs torch: pip install 'memobench[train]'") from None
 
 
 def _outcome(result: dict) -> str:

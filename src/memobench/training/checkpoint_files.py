@@ -125,7 +125,7 @@ def publish(out: Path) -> dict[str, Any]:
     model = folder / "model.safetensors"
     if _published(model) and not (folder / "optimizer.safetensors").exists():
         # left as it is: safetensors orders the header's metadata anew on every write
-        size = sum(f.stat().st_size for f in folder.iterdir())
+        size = _bytes(folder)
         return {"checkpoint": folder, "bytes_before": size, "bytes_after": size, "largest_change": 0.0}
     net = MemoryPolicy(PolicyConfig(**config["policy"]))
     load_weights(folder, net)
@@ -136,13 +136,16 @@ def publish(out: Path) -> dict[str, Any]:
         raise ValueError(f"{out}: a parameter of magnitude {largest:g} does not fit in float16")
     stored = {name: t.half() if name in parameters else t for name, t in weights.items()}
     change = max(float((stored[name].float() - weights[name]).abs().max()) for name in parameters)
-    before = sum(f.stat().st_size for f in folder.iterdir())
+    before = _bytes(folder)
     partial = folder / "model.safetensors.partial"
     save_file(stored, partial, metadata={"parameters": "float16", "buffers": "float32"})
     partial.replace(model)
     (folder / "optimizer.safetensors").unlink(missing_ok=True)
-    after = sum(f.stat().st_size for f in folder.iterdir())
-    return {"checkpoint": folder, "bytes_before": before, "bytes_after": after, "largest_change": change}
+    return {"checkpoint": folder, "bytes_before": before, "bytes_after": _bytes(folder), "largest_change": change}
+
+
+def _bytes(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir())
 
 
 def _published(model: Path) -> bool:
