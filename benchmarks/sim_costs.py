@@ -17,6 +17,7 @@ from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.builtin import NoopPolicy
+from memobench.sim import env as sim_env
 from memobench.sim import fast_controller
 from memobench.sim.env import NOOP_ACTION, SimEnv, skip_libero_goal_check
 
@@ -37,6 +38,20 @@ def on_off_ratio(env, steps: int, switch, block: int = 10) -> float:
             switch(on)
             seconds[on] += timed(lambda: env.step(NOOP_ACTION), repeat=block)
     switch(True)
+    return seconds[True] / seconds[False]
+
+
+def snapshot_ratio(env, repeat: int, block: int = 10) -> float:
+    """Time of a snapshot dropped at once (the experts' queries) copied into a spare mjData over
+    one into a new mjData (no spares kept), from alternating blocks; spares kept again after."""
+    seconds = {True: 0.0, False: 0.0}
+    kept = sim_env.MAX_SPARE_DATA
+    for b in range(max(2, repeat // block)):
+        for spare in (True, False) if b % 2 else (False, True):
+            sim_env.MAX_SPARE_DATA = kept if spare else 0
+            env._spare_data.clear()
+            seconds[spare] += timed(env.snapshot, repeat=block)
+    sim_env.MAX_SPARE_DATA = kept
     return seconds[True] / seconds[False]
 
 
@@ -62,6 +77,7 @@ def main() -> None:
     fast_update = on_off_ratio(env, args.steps, lambda on: setattr(fast_controller, "ENABLED", on))
     # LIBERO's goal check after every step, which SimEnv switches off (memobench/sim/env.py)
     no_goal = on_off_ratio(env, args.steps, lambda on: skip_libero_goal_check(env.libero, on))
+    spare_snapshot = snapshot_ratio(env, repeat=args.steps)
     agent = timed(lambda: env.render("agentview", 256), repeat=10)
     wrist = timed(lambda: env.render("wrist", 256), repeat=10)
 
@@ -78,6 +94,7 @@ def main() -> None:
     print(f"ratio step time mj_step1 + mj_step2 per substep / robosuite's three forwards: {split_step:.3f}")
     print(f"ratio step time fast controller update / the installed one: {fast_update:.3f}")
     print(f"ratio step time without LIBERO's goal check / with it: {no_goal:.3f}")
+    print(f"ratio snapshot time into a dropped snapshot's mjData / into a new one: {spare_snapshot:.3f}")
     print(f"camera frame 256x256: agentview {agent * 1000:.0f} ms, wrist {wrist * 1000:.0f} ms")
     print(f"steps/s with both cameras at every query (replan 5): {1 / with_cameras:.0f}")
     print(f"harness step (noop policy, tracker, ledger-ready record): {harness * 1000:.2f} ms")

@@ -188,6 +188,31 @@ def test_a_snapshot_restored_into_another_env_of_the_scene_continues_identically
         mirror.close()
 
 
+def test_a_snapshot_copied_into_a_dropped_snapshot_s_data_has_the_same_future(suite):
+    """Snapshots reuse the mjData of dropped ones (allocating one was most of a snapshot's
+    cost): what that mjData held before, another state with its contacts, must not show."""
+    task = suite.get("T03-check-all-drawers")
+    env = SimEnv(task.bddl({}))
+    try:
+        env.reset(11)
+        trajectory(env, ACTIONS)
+        dropped = env.snapshot()
+        spare = dropped.data
+        del dropped
+        env.reset(12)
+        env.step(ACTIONS[0])
+        reused = env.snapshot()
+        assert reused.data is spare
+        fresh = env.snapshot()  # the spare is taken: a new mjData
+        assert fresh.data is not spare
+        env.restore(fresh)
+        from_fresh = trajectory(env, ACTIONS)
+        env.restore(reused)
+        np.testing.assert_array_equal(trajectory(env, ACTIONS), from_fresh)
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize(
     ("task_id", "heights"),
     [
