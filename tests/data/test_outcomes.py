@@ -97,7 +97,7 @@ def test_collecting_with_known_failures_skips_them_and_writes_the_same_file(tmp_
     from memobench.data import collect
 
     class NoEnvs:
-        def __init__(self, capacity):
+        def __init__(self, capacity=3):
             pass
 
         def get(self, *args, **kwargs):

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from memobench.cli import app
 from memobench.core.suite import Suite
-from memobench.data.demo_bddl import DemoFileError, suite_scenes
-from memobench.data.demo_file import read_task_file, write_task_file
+from memobench.data.demo_bddl import DemoFileError, replay_envs, suite_scenes
+from memobench.data.demo_file import Demo, read_task_file, write_task_file
 
 TASK = Suite.load().get("T03-check-all-drawers")  # one variant, no bindings
 SUITE_BDDL = TASK.bddl({})
@@ -33,19 +33,22 @@ def test_the_suite_s_own_bddl_is_accepted(tmp_path):
     assert suite_scenes(path, attrs, demos) == [SUITE_BDDL]
 
 
-def test_a_crafted_bddl_is_refused_and_the_file_kept(tmp_path):
+@pytest.mark.parametrize("command", [["render", "--image-size", "16"], ["features"]])
+def test_a_crafted_bddl_is_refused_and_the_file_kept(tmp_path, command):
+    """Both commands that build a demo's scene (images, state features) build the suite's only."""
     marker = tmp_path / "pwned"
     payload = f"(:yaw_rotation ((__import__('os').system('touch\t{marker}') 0.0)))"
     crafted = SUITE_BDDL.replace("(:yaw_rotation ((0.0 0.0)))", payload, 1)
     path = demo_file(tmp_path, bddl=crafted)
     before = path.read_bytes()
-    result = CliRunner().invoke(app, ["data", "render", str(tmp_path), "--image-size", "16"])
+    result = CliRunner().invoke(app, ["data", command[0], str(tmp_path), *command[1:]])
     assert result.exit_code == 2, result.output
     squeezed = "".join(result.output.split())  # rich wraps long paths anywhere
     assert f"{path}:data/demo_0attribute'bddl'differsfromline".replace(" ", "") in squeezed
     assert "thesuite'sBDDLofT03-check-all-drawersvariant0" in squeezed
     assert "Traceback" not in result.output
     assert path.read_bytes() == before and not list(tmp_path.glob("*.partial")) and not marker.exists()
+    assert not list(tmp_path.glob("state-features/*"))  # no features, not even a partial file
 
 
 @pytest.mark.parametrize(
@@ -72,3 +75,33 @@ def test_a_file_that_is_not_a_demo_file_is_refused(tmp_path):
     with pytest.raises(DemoFileError, match="not a readable demo file"):
         render_task_file(path, 16, ["agentview"])
     assert path.read_bytes() == b"not hdf5"
+
+
+def test_features_of_a_folder_without_demo_files_is_refused_naming_it(tmp_path):
+    result = CliRunner().invoke(app, ["data", "features", str(tmp_path)])
+    assert result.exit_code == 2 and f"no <task>.hdf5 files in {tmp_path}" in "".join(result.output.split("\n"))
+
+
+def test_replay_keeps_an_env_a_scene_for_the_last_three_scenes_and_closes_them_all(monkeypatch):
+    """A task's demos cycle through its variants' scenes: each scene's env is built once while
+    it stays among the last SCENE_ENVS used, and every env built is closed once."""
+    built, closed = [], []
+
+    class RecordingEnv:
+        def __init__(self, bddl: str, **kwargs):
+            self.bddl, self.kwargs = bddl, kwargs
+            built.append(bddl)
+
+        def reset(self, seed: int) -> None:
+            self.seed = seed
+
+        def close(self) -> None:
+            closed.append(self.bddl)
+
+    monkeypatch.setattr("memobench.sim.env.SimEnv", RecordingEnv)
+    scenes = ["a", "b", "a", "c", "b", "d", "a"]
+    demos = [Demo({}, {"layout_seed": 10 + i}) for i in range(len(scenes))]
+    replayed = [(i, env.bddl, env.seed, env.kwargs) for i, _, env in replay_envs(demos, scenes, render=True)]
+    assert replayed == [(i, scene, 10 + i, {"render": True}) for i, scene in enumerate(scenes)]
+    assert built == ["a", "b", "c", "d", "a"]  # d evicts a (least recently used), a then evicts c
+    assert closed[:2] == ["a", "c"] and sorted(closed) == sorted(built)

@@ -180,6 +180,39 @@ def render_command(
     )
 
 
+@app.command("features")
+@config_options(execution=_pool_flags("file"))
+def features_command(
+    *,
+    folder: FolderArgument,
+    features: Annotated[
+        Path | None, typer.Option(help="Where state features are cached (default FOLDER/state-features).")
+    ] = None,
+    execution: Execution,
+) -> None:
+    """Compute the state features `train --obs state` reads, on worker processes (train: in its own)."""
+    from memobench.cli.progress import RunProgress
+    from memobench.data.jobs import DataJobError, featurise_dataset
+    from memobench.data.state_features import stale_feature_files
+
+    paths = sorted(folder.glob("*.hdf5")) if folder.is_dir() else []
+    if not paths:
+        raise fail(f"no <task>.hdf5 files in {folder}")
+    features_dir = features or folder / "state-features"
+    pending = stale_feature_files(paths, features_dir)  # what an earlier (perhaps killed) run wrote is kept
+    start = time.perf_counter()
+    try:  # a file that cannot be featurised gets no features; the others do
+        with RunProgress() as progress:
+            frames = featurise_dataset(pending, features_dir, execution, progress)
+    except DataJobError as e:
+        raise fail(str(e)) from None
+    kept = len(paths) - len(pending)
+    Console().print(
+        f"Featurised {len(pending)} file(s) ({frames} frames) into {features_dir} in "
+        f"{time.perf_counter() - start:.0f} s" + (f"; {kept} already current so were kept." if kept else ".")
+    )
+
+
 @app.command("export")
 def export_command(
     folder: FolderArgument,

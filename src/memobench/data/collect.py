@@ -210,7 +210,9 @@ def collect_task(
     expert = build_adapter(builtin_spec("expert"))
     perturbed = PerturbedExecution(expert, action_noise) if action_noise else None
     guard = AdapterGuard(perturbed or expert, timeout=None)
-    envs = EnvCache(capacity=1)
+    # Attempts cycle through the task's variants (scenes): with one env cached, two attempts in
+    # three built one (~5 s); the default three hold every variant of 26 tasks (reuse leaves no trace).
+    envs = EnvCache()
     try:
         while len(demos) < episodes and attempts < MAX_ATTEMPTS_FACTOR * episodes:
             if attempts in known_failures:

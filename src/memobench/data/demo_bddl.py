@@ -10,6 +10,7 @@ another scene than the one recorded.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ from typing import Any
 from memobench.core.bindings import all_bindings
 from memobench.core.suite import Suite, UnknownTaskError
 from memobench.data.demo_file import Demo
+
+# Envs replay keeps, one a scene: every variant of 26 of the 30 tasks (O03 and O04 have 5, P04 6).
+SCENE_ENVS = 3
 
 
 class DemoFileError(ValueError):
@@ -74,23 +78,24 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
 def replay_envs(demos: Iterable[Demo], scenes: list[str], **env_kwargs: Any) -> Iterator[tuple[int, Demo, Any]]:
     """``(i, demo, env)`` for each demo, ``env`` built from its scene and reset to its layout.
 
-    ``scenes`` is :func:`suite_scenes`'s list for ``demos``. One env is kept while consecutive
-    demos share a scene (building one costs seconds) and closed when the scene changes or the
-    iteration ends; ``env_kwargs`` go to :class:`~memobench.sim.env.SimEnv` (``render``,
-    ``render_quality``). Close the iterator (``contextlib.closing``) to close the env at once
-    when the caller stops early.
+    ``scenes`` is :func:`suite_scenes`'s list for ``demos``. The envs of the last
+    :data:`SCENE_ENVS` scenes are kept (building one costs seconds, and a task's demos cycle
+    through its variants' scenes: two in three change scene) and closed when the iteration ends;
+    ``env_kwargs`` go to :class:`~memobench.sim.env.SimEnv` (``render``, ``render_quality``).
+    Close the iterator (``contextlib.closing``) to close the envs at once when the caller stops
+    early.
     """
     from memobench.sim.env import SimEnv
 
-    env, env_scene = None, None
+    envs: OrderedDict[str, Any] = OrderedDict()  # scene -> env, the most recently used last
     try:
         for i, (demo, bddl) in enumerate(zip(demos, scenes, strict=True)):
-            if bddl != env_scene:
-                if env is not None:
-                    env.close()
-                env, env_scene = SimEnv(bddl, **env_kwargs), bddl
+            env = envs.pop(bddl, None) or SimEnv(bddl, **env_kwargs)
+            envs[bddl] = env
+            if len(envs) > SCENE_ENVS:
+                envs.popitem(last=False)[1].close()
             env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
             yield i, demo, env
     finally:
-        if env is not None:
+        for env in envs.values():
             env.close()

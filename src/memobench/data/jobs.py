@@ -1,6 +1,6 @@
-"""The data commands' long jobs on the evaluation's worker pool: collect, render, validate.
+"""The data commands' long jobs on the evaluation's worker pool: collect, render, validate, features.
 
-One job is one task file (collect a task, render a file, validate a file). The jobs run
+One job is one task file (collect a task, render a file, validate a file, featurise a file). The jobs run
 through :func:`memobench.evaluation.executors.run_jobs`, so they get what episodes get:
 ``--workers`` (0: in this process), ``--backend ray``, a worker that dies or hangs
 replaced and its job run again (``max_attempts``), workers that die with the command,
@@ -10,8 +10,9 @@ gives a :class:`JobFailure` (its worker carries on).
 What each job guarantees on a retry or a kill: collecting resumes from the task's
 attempt journal (:mod:`memobench.data.collect`), so the demos are the same whatever
 the worker count or the number of executions; rendering draws into a copy that is
-swapped in only when complete (:func:`memobench.data.render.render_task_file`);
-validating writes nothing.
+swapped in only when complete (:func:`memobench.data.render.render_task_file`), and so
+does featurising (:func:`memobench.data.state_features.featurise_task_file`); validating
+writes nothing.
 """
 
 from __future__ import annotations
@@ -59,6 +60,14 @@ class ValidateJob:
 
 
 @dataclass(frozen=True)
+class FeaturesJob:
+    path: Path
+    features_dir: Path
+    key = property(lambda self: ("features", str(self.path)))
+    affinity = None
+
+
+@dataclass(frozen=True)
 class JobResult:
     """What a job gave (``value``), or why it gave nothing (``failure``: it raised, or its attempts ran out)."""
 
@@ -98,6 +107,10 @@ def _run(job):
             action_noise=job.action_noise,
             known_failures=job.known_failures,
         )
+    if isinstance(job, FeaturesJob):
+        from memobench.data.state_features import features_path, featurise_task_file
+
+        return featurise_task_file(job.path, features_path(job.features_dir, job.path))
     if isinstance(job, RenderJob):
         from memobench.data.render import render_task_file
 
@@ -207,6 +220,24 @@ def render_dataset(
     """
     results = run_data_jobs(
         "rendering", [RenderJob(p, size, tuple(cameras), quality) for p in paths], execution, events
+    )
+    _raise_failures(results)
+    return sum(r.value for r in results)
+
+
+def featurise_dataset(
+    paths: list[Path], features_dir: Path, execution: Execution, events: RunEvents | None = None
+) -> int:
+    """Write the state features (``--obs state``'s vectors) of every file into ``features_dir``, one job
+    per file; returns the frames written. A file that cannot be featurised is named in the
+    :class:`DataJobError` raised once every other file is done.
+    """
+    results = run_data_jobs(
+        "featurising",
+        [FeaturesJob(p, features_dir) for p in paths],
+        execution,
+        events,
+        describe=lambda r: f"{Path(r.key[1]).stem}: " + (f"{r.value} frames" if r.failure is None else "failed"),
     )
     _raise_failures(results)
     return sum(r.value for r in results)

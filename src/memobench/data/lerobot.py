@@ -60,7 +60,7 @@ from memobench.core.oracle import memory_line
 from memobench.data.demo_file import Demo, iter_demos, read_file_summary
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
-from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
+from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_path, featurise_task_file, stale_feature_files
 
 CODEBASE_VERSION = "v3.0"
 FPS = 20  # the control frequency
@@ -360,7 +360,7 @@ def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[
 
 def prepare_environment_state(files: list[Path], features_dir: Path) -> list[Path]:
     """Compute the features files of ``files`` that are missing or stale (in the simulator); returns those."""
-    stale = [p for p in files if not features_current(p, features_path(features_dir, p))]
+    stale = stale_feature_files(files, features_dir)
     for path in stale:
         featurise_task_file(path, features_path(features_dir, path))
     return stale

@@ -87,6 +87,11 @@ def features_current(demo_file: Path, features_file: Path) -> bool:
     )
 
 
+def stale_feature_files(demo_files: list[Path], features_dir: Path) -> list[Path]:
+    """The demo files among ``demo_files`` whose features in ``features_dir`` are missing or stale."""
+    return [p for p in demo_files if not features_current(p, features_path(features_dir, p))]
+
+
 def featurise_task_file(demo_file: Path, features_file: Path) -> int:
     """Write the state vector of every step of every demo of ``demo_file``; returns the frames written.
 

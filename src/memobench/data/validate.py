@@ -132,7 +132,7 @@ def validate_file(
         checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))
     if attrs.get("spec_hash") != task.spec_hash:
         checks.append(DemoCheck(task.id, -1, ["recorded with another version of the task file"]))
-    envs = EnvCache(capacity=1)
+    envs = EnvCache()  # one env a variant: consecutive demos cycle through them
     try:
         for i, demo in enumerate(demos):
             check = DemoCheck(task.id, i, static_problems(demo))

@@ -16,7 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_current, features_path, featurise_task_file
+from memobench.data.state_features import (
+    ROBOT_DIM,
+    STATE_DIM,
+    features_path,
+    featurise_task_file,
+    stale_feature_files,
+)
 from memobench.evaluation.run_events import RunEvents
 from memobench.training.checkpoint_files import (
     checkpoint_step,
@@ -145,7 +151,7 @@ def check_network(existing: dict[str, Any], policy_config) -> None:
 
 def prepare_features(data_dir: Path, features_dir: Path, events: RunEvents) -> None:
     """Featurise every demo file whose features are missing or stale (needs the simulator)."""
-    stale = [p for p in sorted(data_dir.glob("*.hdf5")) if not features_current(p, features_path(features_dir, p))]
+    stale = stale_feature_files(sorted(data_dir.glob("*.hdf5")), features_dir)
     if not stale:
         return
     events.jobs_started("featurising", len(stale))
