@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from tests.data.test_demos import synthetic_demo
 from typer.testing import CliRunner
@@ -17,9 +18,11 @@ from memobench.data.outcomes import (
     OutcomesError,
     OutcomesFile,
     TaskOutcomes,
+    demos_digest,
     known_failures,
     load_outcomes,
     outcomes_of_folder,
+    unreproduced,
     write_outcomes,
 )
 
@@ -45,11 +48,39 @@ def test_a_finished_collection_tells_which_attempts_failed(tmp_path):
     task_file(tmp_path, "S01-y", 2, [0, 1])
     outcomes = outcomes_of_folder(tmp_path)
     assert outcomes.tasks["T01-x"] == TaskOutcomes(
-        spec_hash="abc", seed_base=1_000_000, action_noise=0.15, attempts=6, failed=[0, 2, 4]
+        spec_hash="abc",
+        seed_base=1_000_000,
+        action_noise=0.15,
+        attempts=6,
+        failed=[0, 2, 4],
+        demos_digest=demos_digest(tmp_path / "T01-x.hdf5"),
     )
     assert outcomes.tasks["S01-y"].failed == []
     write_outcomes(outcomes, tmp_path / "o.json")
     assert load_outcomes(tmp_path / "o.json") == outcomes
+
+
+def test_a_collection_made_again_is_checked_against_the_recorded_demos_content(tmp_path):
+    """The digest covers each demo's attempt and simulated arrays, not images (`data render` adds
+    them later); a task recorded without a digest (an older file) is not checked."""
+    recorded = outcomes_of_folder(task_file(tmp_path / "first", "T01-x", 4, [1, 3]).parent)
+    digest = recorded.tasks["T01-x"].demos_digest
+    assert digest is not None
+    assert unreproduced(recorded, task_file(tmp_path / "same", "T01-x", 4, [1, 3]).parent, ["T01-x"]) == []
+    rendered = Demo({**kept_demo(1).arrays, "obs/agentview_rgb": np.zeros((6, 8, 8, 3), np.uint8)}, kept_demo(1).attrs)
+    write_task_file(tmp_path / "rendered" / "T01-x.hdf5", {"attempts": 4}, [rendered, kept_demo(3)])
+    assert unreproduced(recorded, tmp_path / "rendered", ["T01-x"]) == []
+
+    moved = kept_demo(3)
+    moved.arrays["actions"][2, 0] += 1e-12
+    write_task_file(tmp_path / "other" / "T01-x.hdf5", {"attempts": 4}, [kept_demo(1), moved])
+    assert unreproduced(recorded, tmp_path / "other", ["T01-x"]) == [
+        f"T01-x: demos digest {demos_digest(tmp_path / 'other' / 'T01-x.hdf5')}, the recorded collection's {digest}"
+    ]
+    write_task_file(tmp_path / "reordered" / "T01-x.hdf5", {"attempts": 4}, [kept_demo(3), kept_demo(1)])
+    assert len(unreproduced(recorded, tmp_path / "reordered", ["T01-x"])) == 1
+    older = OutcomesFile(tasks={"T01-x": recorded.tasks["T01-x"].model_copy(update={"demos_digest": None})})
+    assert unreproduced(older, tmp_path / "other", ["T01-x"]) == []
 
 
 def test_outcomes_apply_only_to_the_same_spec_seed_base_and_noise(tmp_path):
@@ -166,3 +197,38 @@ def test_the_commands_refuse_bad_input_with_the_file_named(tmp_path):
     assert result.exit_code == 0, result.output
     assert "1 task(s), 3 attempts, 2 failed" in result.output
     assert load_outcomes(tmp_path / "x.json").tasks["T"].failed == [0, 1]
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_collect_with_known_outcomes_fails_keeping_the_files_when_the_demos_differ(tmp_path, monkeypatch, same):
+    """`collect --known-outcomes` compares what it wrote with the recorded collection's digest."""
+    import memobench.data.jobs as jobs
+    from memobench.core.suite import Suite
+    from memobench.data.collect import TaskCollection
+
+    task = Suite.load().get("T01-check-top-drawer")
+    recorded = task_file(tmp_path / "recorded", task.id, 4, [1, 3])
+    digest = demos_digest(recorded)
+    entry = TaskOutcomes(
+        spec_hash=task.spec_hash, seed_base=1_000_000, action_noise=0.15, attempts=4, failed=[0, 2], demos_digest=digest
+    )
+    write_outcomes(OutcomesFile(tasks={task.id: entry}), tmp_path / "o.json")
+    out = tmp_path / "out"
+
+    def collect_dataset(tasks, episodes, folder, *args, **kwargs):  # the simulator's part, replaced
+        demos = [kept_demo(1), kept_demo(3)]
+        if not same:
+            demos[1].arrays["states"][0, 0] += 1.0
+        write_task_file(folder / f"{task.id}.hdf5", {"attempts": 4}, demos)
+        return [TaskCollection(task.id, 2, 4, 12, folder / f"{task.id}.hdf5")]
+
+    monkeypatch.setattr(jobs, "collect_dataset", collect_dataset)
+    args = ["collect", "--tasks", task.id, "--episodes", "2", "--action-noise", "0.15"]
+    result = runner.invoke(app, [*args, "--known-outcomes", str(tmp_path / "o.json"), "--out", str(out)])
+    if same:
+        assert result.exit_code == 0, result.output
+    else:
+        assert result.exit_code == 2, result.output
+        got = demos_digest(out / f"{task.id}.hdf5")
+        assert f"{task.id}: demos digest {got}, the recorded collection's {digest}" in result.output
+        assert (out / f"{task.id}.hdf5").exists()

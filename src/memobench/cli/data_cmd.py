@@ -117,6 +117,8 @@ def collect_command(
         raise fail(str(e)) from None
     _print_collections(results, out, base)
     Console().print(f"Wall time {time.perf_counter() - start:.0f} s.")
+    if known_outcomes is not None:
+        _check_reproduced(known_outcomes, out, [r.task_id for r in results])
     short = [r.task_id for r in results if r.kept < episodes]
     if short:
         raise fail(
@@ -132,6 +134,18 @@ def _known_failures(path: Path, tasks: list, seed_base: int, action_noise: float
         return {t.id: known_failures(outcomes, path, t, seed_base, action_noise) for t in tasks}
     except OutcomesError as e:
         raise fail(str(e)) from None
+
+
+def _check_reproduced(path: Path, out: Path, task_ids: list[str]) -> None:
+    """Fail (the files kept) when a task's demos differ from those the outcomes file recorded."""
+    from memobench.data.outcomes import load_outcomes, unreproduced
+
+    lines = unreproduced(load_outcomes(path), out, task_ids)
+    if lines:
+        raise fail(
+            f"the demos differ from the collection {path} records (the files are kept; the same seeds "
+            "simulated otherwise on this machine, or the experts changed): " + "; ".join(lines)
+        )
 
 
 def _print_collections(results: list, out: Path, base: int) -> None:

@@ -8,8 +8,11 @@ those attempts as failures without simulating them: the same file, less time (72
 perturbed collection's 2,222 attempts failed).
 
 The outcomes file (JSON, small enough to commit) holds, per task, the spec hash, seed base
-and action noise it is valid for, the attempts made and the failed ones. It is untrusted
-input: read through :class:`OutcomesFile`, and used for a task only when all three match.
+and action noise it is valid for, the attempts made and the failed ones, and a digest of the
+kept demos' content (:func:`demos_digest`): a collection made again with the file checks that
+it made the same demos, so determinism across machines is checked, not assumed. It is
+untrusted input: read through :class:`OutcomesFile`, and used for a task only when spec hash,
+seed base and noise match.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class TaskOutcomes(BaseModel):
     action_noise: float = Field(ge=0.0, le=1.0)
     attempts: int = Field(ge=0)
     failed: list[int]
+    # None in files written before it existed: nothing to check then
+    demos_digest: str | None = Field(None, pattern="^[0-9a-f]{16}$")
 
     @model_validator(mode="after")
     def _failed_are_attempts(self) -> TaskOutcomes:
@@ -72,10 +77,47 @@ def outcomes_of_folder(folder: Path) -> OutcomesFile:
                 action_noise=float(attrs.get("action_noise", 0.0)),
                 attempts=attempts,
                 failed=sorted(set(range(attempts)) - kept),
+                demos_digest=demos_digest(path),
             )
         except (KeyError, TypeError, ValueError, OSError) as e:  # ValidationError is a ValueError
             raise OutcomesError(f"{path}: not a finished collection's task file ({type(e).__name__}: {e})") from None
     return OutcomesFile(tasks=tasks)
+
+
+# What a demo's content is, for the digest: its attempt and the arrays the simulation produced
+# (not images, which `data render` adds later).
+DIGEST_ARRAYS = ("actions", "executed_actions", "states", "robot_states")
+
+
+def demos_digest(path: Path) -> str:
+    """SHA-256 (16 hex digits) of a task file's demos in order: each one's attempt and arrays
+    :data:`DIGEST_ARRAYS` (those it has), bytes as stored."""
+    import hashlib
+
+    from memobench.data.demo_file import iter_demos
+
+    digest = hashlib.sha256()
+    for demo in iter_demos(path, images=False):
+        digest.update(f"attempt {int(demo.attrs['attempt'])}\n".encode())
+        for key in DIGEST_ARRAYS:
+            if key in demo.arrays:
+                array = demo.arrays[key]
+                digest.update(f"{key} {array.dtype.str} {array.shape}\n".encode())
+                digest.update(array.tobytes())
+    return digest.hexdigest()[:16]
+
+
+def unreproduced(outcomes: OutcomesFile, folder: Path, task_ids: list[str]) -> list[str]:
+    """A line for each task of ``task_ids`` whose file in ``folder`` holds other demos than the
+    collection ``outcomes`` records (by :func:`demos_digest`; tasks without a digest are not checked)."""
+    lines = []
+    for task_id in task_ids:
+        entry = outcomes.tasks.get(task_id)
+        if entry is not None and entry.demos_digest is not None:
+            got = demos_digest(Path(folder) / f"{task_id}.hdf5")
+            if got != entry.demos_digest:
+                lines.append(f"{task_id}: demos digest {got}, the recorded collection's {entry.demos_digest}")
+    return lines
 
 
 def write_outcomes(outcomes: OutcomesFile, path: str | os.PathLike[str]) -> None:
