@@ -75,7 +75,7 @@ def _import_libero(render: bool = True):
     """LIBERO's env class: with an offscreen renderer (``render``) or without any.
 
     LIBERO's ``OffScreenRenderEnv`` turns the offscreen renderer on whatever it is asked: a GL
-    context with every mesh and texture uploaded (half of a camera-free build's ~2 s, 0.4 GB).
+    context with every mesh and texture uploaded (70% of a build's time, 0.4 GB an env).
     Its parent ``ControlEnv`` takes the flag as given, so camera-free envs get no renderer; the
     physics is the same bit for bit (the renderer only reads the model).
     """
