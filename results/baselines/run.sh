@@ -5,7 +5,7 @@
 #   results/baselines/run.sh collect             # the demos (DATA, default data/demos-perturbed),
 #                                                # perturbed with action noise NOISE (default 0.15);
 #                                                # skips the attempts demos-perturbed.outcomes.json
-#                                                # knows to fail, then rewrites it
+#                                                # knows to fail, then updates it with the tasks collected
 #   results/baselines/run.sh train               # the three state models: bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh base                # evaluate bc-mlp, bc-gru, bc-transformer
 #   results/baselines/run.sh variants POLICY [V...] # train POLICY (the better memory policy of `base`)
@@ -99,11 +99,8 @@ collect)
     [ -e "$OUTCOMES" ] && known=(--known-outcomes "$OUTCOMES")
     memobench collect --tasks "$TASKS" --episodes "$DEMOS" --action-noise "$NOISE" --workers "$WORKERS" \
         --out "$DATA" "${known[@]}"
-    if [ "$TASKS" = all ] || [ "$OUTCOMES" != "$ROOT/demos-perturbed.outcomes.json" ]; then
-        memobench data outcomes "$DATA" --out "$OUTCOMES"
-    else # the file is written whole: from a narrowed collection it would lose the other tasks
-        echo "TASKS=$TASKS: $OUTCOMES left as it was (write it with: memobench data outcomes $DATA --out FILE)" >&2
-    fi
+    # the tasks collected replace theirs; a narrowed collection (TASKS) keeps the others'
+    memobench data outcomes "$DATA" --out "$OUTCOMES" --update
     ;;
 train)
     # The state features every model reads (DATA/state-features), then two lanes: bc-mlp and bc-gru

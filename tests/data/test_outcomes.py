@@ -232,3 +232,21 @@ def test_collect_with_known_outcomes_fails_keeping_the_files_when_the_demos_diff
         got = demos_digest(out / f"{task.id}.hdf5")
         assert f"{task.id}: demos digest {got}, the recorded collection's {digest}" in result.output
         assert (out / f"{task.id}.hdf5").exists()
+
+
+def test_outcomes_of_a_collection_made_in_parts_update_the_file(tmp_path):
+    """--update keeps the tasks the file lists that the folder has not; the folder's replace theirs.
+    Without it the file is written whole, from the folder alone."""
+    out = tmp_path / "o.json"
+    task_file(tmp_path / "first", "T01-x", 4, [1, 3])
+    task_file(tmp_path / "first", "S01-y", 2, [0, 1])
+    assert runner.invoke(app, ["data", "outcomes", str(tmp_path / "first"), "--out", str(out)]).exit_code == 0
+    task_file(tmp_path / "second", "S01-y", 3, [1, 2])
+    task_file(tmp_path / "second", "O01-z", 1, [0])
+    result = runner.invoke(app, ["data", "outcomes", str(tmp_path / "second"), "--out", str(out), "--update"])
+    assert result.exit_code == 0 and "3 task(s), 8 attempts, 3 failed" in result.output, result.output
+    tasks = load_outcomes(out).tasks
+    assert list(tasks) == ["O01-z", "S01-y", "T01-x"]
+    assert (tasks["T01-x"].failed, tasks["S01-y"].failed, tasks["O01-z"].failed) == ([0, 2], [0], [])
+    assert runner.invoke(app, ["data", "outcomes", str(tmp_path / "second"), "--out", str(out)]).exit_code == 0
+    assert list(load_outcomes(out).tasks) == ["O01-z", "S01-y"]

@@ -280,18 +280,27 @@ def export_command(
 def outcomes_command(
     folder: FolderArgument,
     out: Annotated[Path, typer.Option(help="The outcomes file to write (JSON).")],
+    update: Annotated[
+        bool,
+        typer.Option(
+            help="Keep the tasks an existing --out file lists that FOLDER has not (FOLDER's replace "
+            "theirs): for a collection made in parts."
+        ),
+    ] = False,
 ) -> None:
     """Which attempts of a finished collection failed, for `memobench collect --known-outcomes`."""
-    from memobench.data.outcomes import OutcomesError, outcomes_of_folder, write_outcomes
+    from memobench.data.outcomes import OutcomesError, load_outcomes, outcomes_of_folder, updated, write_outcomes
 
     if not folder.is_dir():
         raise fail(f"{folder}: not a folder; give a dataset folder written by `memobench collect`")
     try:
         outcomes = outcomes_of_folder(folder)
+        if not outcomes.tasks:
+            raise fail(f"{folder}: no finished task file (<task_id>.hdf5)")
+        if update and out.exists():
+            outcomes = updated(load_outcomes(out), outcomes)
     except OutcomesError as e:
         raise fail(str(e)) from None
-    if not outcomes.tasks:
-        raise fail(f"{folder}: no finished task file (<task_id>.hdf5)")
     write_outcomes(outcomes, out)
     attempts = sum(t.attempts for t in outcomes.tasks.values())
     failed = sum(len(t.failed) for t in outcomes.tasks.values())

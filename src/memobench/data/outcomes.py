@@ -120,6 +120,11 @@ def unreproduced(outcomes: OutcomesFile, folder: Path, task_ids: list[str]) -> l
     return lines
 
 
+def updated(earlier: OutcomesFile, newer: OutcomesFile) -> OutcomesFile:
+    """``earlier``'s tasks with ``newer``'s added or put in their place (a collection made in parts)."""
+    return OutcomesFile(tasks=dict(sorted({**earlier.tasks, **newer.tasks}.items())))
+
+
 def write_outcomes(outcomes: OutcomesFile, path: str | os.PathLike[str]) -> None:
     Path(path).write_text(json.dumps(outcomes.model_dump(mode="json"), indent=1) + "\n")
 
