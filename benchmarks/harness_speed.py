@@ -44,15 +44,17 @@ class _NoopWithImages(NoopPolicy):
     needs_images = True
 
 
-def timed_run(task, episodes: int, horizon: int | None, policy: dict, adapter, workers: int = 0):
+def timed_run(
+    task, episodes: int, horizon: int | None, policy: dict, adapter, workers: int = 0, resize_size: int = 224
+):
     """Seconds for ``episodes`` episodes of ``task`` through :func:`evaluate` (``workers`` 0: in this
-    process), and the run's ledger records."""
+    process; images, if the adapter asks for them, at ``resize_size``), and the run's ledger records."""
     with tempfile.TemporaryDirectory() as out:
         request = RunRequest(
             tasks=[task],
             num_trials_per_task=episodes,
             out_root=Path(out),
-            protocol=Protocol(horizon=horizon, adapter_timeout=0),
+            protocol=Protocol(horizon=horizon, resize_size=resize_size, adapter_timeout=0),
             policy=policy,
             workers=workers,
         )

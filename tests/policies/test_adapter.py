@@ -377,6 +377,19 @@ def test_observe_is_called_only_when_the_adapter_has_it() -> None:
     plain.observe(OBS)  # a no-op, not an AttributeError
 
 
+def test_an_observer_sees_the_rollout_unless_it_declines() -> None:
+    class Observer(Scripted):
+        def observe(self, obs: dict[str, Any]) -> None:
+            pass
+
+    assert AdapterGuard(Observer()).observes_rollout is True
+    declining = Observer()
+    declining.observe_rollout = False  # type: ignore[attr-defined]
+    guard = AdapterGuard(declining)
+    assert guard.has_observe is True and guard.observes_rollout is False  # the cue still reaches it
+    assert AdapterGuard(Scripted()).observes_rollout is False  # nothing to call
+
+
 def test_non_callable_observe_attribute_is_ignored() -> None:
     adapter = Scripted()
     adapter.observe = "not a method"  # type: ignore[attr-defined]
@@ -398,6 +411,7 @@ def test_optional_attribute_defaults() -> None:
     guard = AdapterGuard(Scripted())
     assert guard.needs_images is True
     assert guard.observe_images is False
+    assert guard.observes_rollout is False  # Scripted has no observe
     assert guard.timeout is None
 
 

@@ -27,7 +27,11 @@ SIDE = 32
 
 
 class Watched(CheckpointPolicy):
-    """Remembers how many cue frames it held and the image shape at each query."""
+    """Remembers how many cue frames it held, the image shape at each query, and what it observed."""
+
+    def observe(self, obs):
+        self.observed.append(bool(obs.get("cue")))
+        super().observe(obs)
 
     def infer_actions(self, obs, prompt, resize_size):
         self.seen.append((len(self._cue_images), obs["observation/image"].shape, resize_size))
@@ -43,7 +47,7 @@ def test_an_rgb_checkpoint_runs_in_the_harness_at_its_size_only(tmp_path, monkey
     ledgers = {}
     for size in (SIDE, 64):
         policy = Watched(str(tmp_path / "model"))
-        policy.seen = []
+        policy.seen, policy.observed = [], []
         request = RunRequest(
             tasks=[task],
             num_trials_per_task=1,
@@ -57,6 +61,7 @@ def test_an_rgb_checkpoint_runs_in_the_harness_at_its_size_only(tmp_path, monkey
         if size == SIDE:
             cue_frames = {seen[0] for seen in policy.seen}
             assert len(cue_frames) == 1 and cue_frames.pop() > 0  # the cue's frames arrived through observe
+            assert policy.observed and all(policy.observed)  # and only they: no render each rollout step
             assert {seen[1:] for seen in policy.seen} == {((SIDE, SIDE, 3), SIDE)} and len(policy.seen) == 3
     assert ledgers[SIDE]["status"] == "ok" and ledgers[SIDE]["steps"] == 15
     assert ledgers[64]["status"] != "ok" and f"evaluate it with --resize-size {SIDE}" in ledgers[64]["error"]

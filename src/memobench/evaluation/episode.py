@@ -358,7 +358,7 @@ class _Episode:
             self.timings["sim"] += time.perf_counter() - start
             if self.capture_video and self.video_every and (step + 1) % self.video_every == 0 and queue:
                 self.capture_frames()  # between queries; a query step captures its own
-            if self.guard.has_observe:
+            if self.guard.observes_rollout:
                 self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
             if end is not None:
                 return end

@@ -12,6 +12,8 @@ Optional attributes the harness reads (all default to the conservative choice):
 - ``needs_images`` (default True): False lets the harness run camera-free;
 - ``observe_images`` (default False): True renders images for every ``observe`` call
   (about 0.1 s a frame on a CPU), otherwise ``observe`` gets the state only;
+- ``observe_rollout`` (default True): False calls ``observe`` for the cue's frames only, for a
+  policy that sees its own rollout through its queries (no per-step call, no per-step render);
 - ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator;
 - ``privileged`` (default False): built-in experts only. Each query then also gets
   ``privileged/task`` (the Task) and ``privileged/snapshot`` (the simulator's exact state),
@@ -189,6 +191,7 @@ class AdapterGuard:
         self.needs_images = bool(getattr(adapter, "needs_images", True))
         self.observe_images = bool(getattr(adapter, "observe_images", False))
         self.has_observe = callable(getattr(adapter, "observe", None))
+        self.observes_rollout = self.has_observe and bool(getattr(adapter, "observe_rollout", True))
         self.privileged = bool(getattr(adapter, "privileged", False))
         self.has_finished = callable(getattr(adapter, "finished", None))
 

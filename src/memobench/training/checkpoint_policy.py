@@ -5,12 +5,12 @@ checkpoint is loaded). Each query the policy builds the state vector
 (:func:`memobench.data.state_features.state_vector`) from the harness's snapshot of the scene,
 in a private camera-free copy of the task's scene (as the scripted experts' forward model
 does; the snapshot is only read), so it sees exactly what it was trained on: poses of
-visible objects only. The cue reaches it through ``observe`` as robot states. One frame
-enters the memory per query, so the memory's time step is the run's ``--replan-steps``
-(trained at ``stride``, 5 by default; other intervals are a distribution shift, which is what
-a replan sweep measures). An oracle-memory checkpoint must be evaluated with
-``--memory-oracle`` at its text level: without it the prompt lacks its memory line and every
-query fails with that message.
+visible objects only. The cue reaches it through ``observe`` as robot states; the rollout
+does not (``observe_rollout`` is False), since one frame enters the memory per query, so the
+memory's time step is the run's ``--replan-steps`` (trained at ``stride``, 5 by default; other
+intervals are a distribution shift, which is what a replan sweep measures). An oracle-memory
+checkpoint must be evaluated with ``--memory-oracle`` at its text level: without it the prompt
+lacks its memory line and every query fails with that message.
 
 An ``rgb`` checkpoint is not privileged: it asks for images (``needs_images``) and reads the robot
 state and the two images of the adapter contract (``observation/image``, ``observation/wrist_image``),
@@ -35,6 +35,9 @@ class CheckpointPolicy:
     # state vector, visibility rule applied, and needs no camera
     needs_images = False
     privileged = True
+    # its memory takes one frame per query, from the query's own observation: ``observe`` is for
+    # the cue only, and declining the rollout spares an rgb checkpoint two renders every step
+    observe_rollout = False
 
     def __init__(self, path: str, embedder: str | None = None) -> None:
         import torch
