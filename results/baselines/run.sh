@@ -11,9 +11,10 @@
 #   results/baselines/run.sh variants POLICY [V...] # train POLICY (the better memory policy of `base`)
 #                                                # with each alignment loss and with oracle memory, or
 #                                                # only the variants V named (semantic contrastive
-#                                                # framewise oracle), two at a time
+#                                                # framewise oracle shuffled), two at a time
 #   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
-#                                                # `base`) with each alignment loss and oracle memory
+#                                                # `base`) with each alignment loss and oracle memory,
+#                                                # and the shuffled control once it is trained
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
 #   results/baselines/run.sh rgb POLICY          # one rgb model on the pilot tasks' demos and tasks
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
@@ -56,14 +57,17 @@ train() {
     memobench train $TRAIN --out "$ROOT/train/$name" "$@"
 }
 
-# variant POLICY VARIANT: bc-POLICY with the alignment loss VARIANT, or with oracle memory
+# variant POLICY VARIANT: bc-POLICY with the alignment loss VARIANT, with oracle memory, or with
+# the shuffled control: oracle memory whose checkpoint texts are permuted in each training
+# episode, so the string no longer says which step comes next (what oracle memory gains over it
+# is what the right, updated text is worth, not the extra prompt)
 variant() {
     local policy=$1 name=$2
-    if [ "$name" = oracle ]; then
-        train "$policy-oracle" --policy "bc-$policy" --oracle-memory
-    else
-        train "$policy-$name" --policy "bc-$policy" --align "$name" --lambda 0.1
-    fi
+    case $name in
+    oracle) train "$policy-oracle" --policy "bc-$policy" --oracle-memory ;;
+    shuffled) train "$policy-shuffled" --policy "bc-$policy" --oracle-memory --shuffle-subgoals ;;
+    *) train "$policy-$name" --policy "bc-$policy" --align "$name" --lambda 0.1 ;;
+    esac
 }
 
 # side_by_side NAME 'COMMANDS' NAME 'COMMANDS': two training lanes at once, one torch thread
@@ -120,8 +124,8 @@ variants)
     # two lanes, the variants dealt to them in turn (a session that cannot hold all four trains two)
     lane_a="" lane_b=""
     for i in "${!names[@]}"; do
-        case ${names[$i]} in semantic | contrastive | framewise | oracle) ;; *)
-            echo "unknown variant ${names[$i]}: semantic, contrastive, framewise or oracle" >&2
+        case ${names[$i]} in semantic | contrastive | framewise | oracle | shuffled) ;; *)
+            echo "unknown variant ${names[$i]}: semantic, contrastive, framewise, oracle or shuffled" >&2
             exit 2
             ;;
         esac
@@ -144,6 +148,10 @@ losses)
         evaluate "$policy-$align"
     done
     evaluate "$policy-oracle" --memory-oracle intermediate
+    # the control, evaluated as oracle memory is (the harness's texts are in order)
+    if [ -e "$ROOT/train/$policy-shuffled/config.json" ]; then
+        evaluate "$policy-shuffled" --memory-oracle intermediate
+    fi
     ;;
 sweep)
     name=${2:?the trained run to sweep, e.g. gru-contrastive}
@@ -176,6 +184,7 @@ report)
     for name in $(ls "$ROOT/eval"); do
         case $name in
         mlp) continue ;;
+        *-shuffled) base=${name%-shuffled}-oracle ;; # the control against what it controls
         *-*) base=${name%%-*} ;;
         *) base=mlp ;;
         esac
