@@ -16,7 +16,8 @@
 #                                                # `base`) with each alignment loss and oracle memory,
 #                                                # and the shuffled control once it is trained
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
-#   results/baselines/run.sh rgb POLICY          # one rgb model on the pilot tasks' demos and tasks
+#   results/baselines/run.sh rgb POLICY          # one rgb model on four pilot tasks' demos and tasks
+#                                                # (RGB_TASKS; the stage collects none: `collect` first)
 #   results/baselines/run.sh report              # docs/baselines-report/: tables, figures, comparisons
 #
 # Only `collect`, `train`, `variants` and `rgb` read the demos (~2 GB, not committed: a machine
@@ -45,6 +46,7 @@ TASKS=${TASKS:-all}
 EPISODES=${EPISODES:-20}
 DEMOS=${DEMOS:-50}
 RGB_STEPS=${RGB_STEPS:-2000}
+RGB_TASKS=${RGB_TASKS:-T09-pour-twice-bowl,S01-hide-and-retrieve-butter,O01-cued-milk,P04-stack-in-order}
 ROOT=results/baselines
 OUTCOMES=${OUTCOMES:-$ROOT/demos-perturbed.outcomes.json}
 TRAIN="--data $DATA --steps $STEPS --hidden $HIDDEN --checkpoint-every 1000"
@@ -161,10 +163,13 @@ sweep)
     ;;
 rgb)
     policy=${2:?the memory policy to train on images: gru or transformer}
-    # the pilot tasks' demos, copied and rendered at 64 px (the 1,500 stay camera-free)
+    # The RGB_TASKS demos, copied and rendered at 64 px (the 1,500 stay camera-free), or those TASKS
+    # names when a dry run narrows it. By default the pilot tasks but T03: drawing both cameras
+    # costs ~0.13 s a demo step here (each frame is drawn at the camera's size, then resized as
+    # the harness resizes), and T03's 50 demos of ~790 steps are 36% of the pilot's steps; with
+    # them the render alone takes ~2 hours of two workers, without them ~75 minutes.
     mkdir -p "$DATA-pilot-rgb64"
-    # the pilot tasks, or those TASKS names when a dry run narrows it
-    rgb_tasks=$([ "$TASKS" = all ] && echo pilot || echo "$TASKS")
+    rgb_tasks=$([ "$TASKS" = all ] && echo "$RGB_TASKS" || echo "$TASKS")
     for id in $(memobench tasks list --tasks "$rgb_tasks" --json | python -c 'import json,sys; print(*[t["id"] for t in json.load(sys.stdin)])'); do
         target="$DATA-pilot-rgb64/$id.hdf5"
         [ -e "$target" ] || { cp "$DATA/$id.hdf5" "$target.copying" && mv "$target.copying" "$target"; }
