@@ -63,6 +63,12 @@ train() {
 # the shuffled control: oracle memory whose checkpoint texts are permuted in each training
 # episode, so the string no longer says which step comes next (what oracle memory gains over it
 # is what the right, updated text is worth, not the extra prompt)
+VARIANTS=(semantic contrastive framewise oracle shuffled) # the names variant() knows
+is_variant() {
+    local v
+    for v in "${VARIANTS[@]}"; do [ "$v" = "$1" ] && return 0; done
+    return 1
+}
 variant() {
     local policy=$1 name=$2
     case $name in
@@ -126,11 +132,10 @@ variants)
     # two lanes, the variants dealt to them in turn (a session that cannot hold all four trains two)
     lane_a="" lane_b=""
     for i in "${!names[@]}"; do
-        case ${names[$i]} in semantic | contrastive | framewise | oracle | shuffled) ;; *)
-            echo "unknown variant ${names[$i]}: semantic, contrastive, framewise, oracle or shuffled" >&2
+        is_variant "${names[$i]}" || {
+            echo "unknown variant ${names[$i]}: one of ${VARIANTS[*]}" >&2
             exit 2
-            ;;
-        esac
+        }
         if [ $((i % 2)) = 0 ]; then lane_a+="variant $policy ${names[$i]}; "; else lane_b+="variant $policy ${names[$i]}; "; fi
     done
     memobench data features "$DATA" --workers "$WORKERS" # once, on two workers, not once a lane
