@@ -11,10 +11,10 @@
 #   results/baselines/run.sh variants POLICY [V...] # train POLICY (the better memory policy of `base`)
 #                                                # with each alignment loss and with oracle memory, or
 #                                                # only the variants V named (semantic contrastive
-#                                                # framewise oracle shuffled), two at a time
+#                                                # framewise oracle shuffled reseed), two at a time
 #   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
 #                                                # `base`) with each alignment loss and oracle memory,
-#                                                # and the shuffled control once it is trained
+#                                                # and the controls (shuffled, reseed) once trained
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
 #   results/baselines/run.sh rgb POLICY          # one rgb model on four pilot tasks' demos and tasks
 #                                                # (RGB_TASKS; the stage collects none: `collect` first)
@@ -59,11 +59,13 @@ train() {
     memobench train $TRAIN --out "$ROOT/train/$name" "$@"
 }
 
-# variant POLICY VARIANT: bc-POLICY with the alignment loss VARIANT, with oracle memory, or with
-# the shuffled control: oracle memory whose checkpoint texts are permuted in each training
+# variant POLICY VARIANT: bc-POLICY with the alignment loss VARIANT, with oracle memory, or one of
+# two controls. shuffled: oracle memory whose checkpoint texts are permuted in each training
 # episode, so the string no longer says which step comes next (what oracle memory gains over it
-# is what the right, updated text is worth, not the extra prompt)
-VARIANTS=(semantic contrastive framewise oracle shuffled) # the names variant() knows
+# is what the right, updated text is worth, not the extra prompt). reseed: bc-POLICY itself
+# trained again with another seed (initialisation and batches), so the gap between two runs of
+# one recipe is measured, the yardstick for a variant's gap.
+VARIANTS=(semantic contrastive framewise oracle shuffled reseed) # the names variant() knows
 is_variant() {
     local v
     for v in "${VARIANTS[@]}"; do [ "$v" = "$1" ] && return 0; done
@@ -74,6 +76,7 @@ variant() {
     case $name in
     oracle) train "$policy-oracle" --policy "bc-$policy" --oracle-memory ;;
     shuffled) train "$policy-shuffled" --policy "bc-$policy" --oracle-memory --shuffle-subgoals ;;
+    reseed) train "$policy-reseed" --policy "bc-$policy" --seed 1 ;;
     *) train "$policy-$name" --policy "bc-$policy" --align "$name" --lambda 0.1 ;;
     esac
 }
@@ -158,6 +161,10 @@ losses)
     # the control, evaluated as oracle memory is (the harness's texts are in order)
     if [ -e "$ROOT/train/$policy-shuffled/config.json" ]; then
         evaluate "$policy-shuffled" --memory-oracle intermediate
+    fi
+    # the plain policy trained again, evaluated as it was
+    if [ -e "$ROOT/train/$policy-reseed/config.json" ]; then
+        evaluate "$policy-reseed"
     fi
     ;;
 sweep)
