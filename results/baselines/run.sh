@@ -81,6 +81,13 @@ variant() {
     esac
 }
 
+# memory_args VARIANT: how the variant is evaluated. A model trained with oracle memory is given the
+# harness's oracle memory at the level it was trained at (the shuffled control too: at evaluation
+# the texts are in order); the others, like their plain policy, none.
+memory_args() {
+    case $1 in oracle | shuffled) echo "--memory-oracle intermediate" ;; esac
+}
+
 # side_by_side NAME 'COMMANDS' NAME 'COMMANDS': two training lanes at once, one torch thread
 # each (THREADS), logged to ROOT/train/lane-NAME.log; fails if either lane fails
 side_by_side() {
@@ -154,18 +161,10 @@ base)
     ;;
 losses)
     policy=${2:?the memory policy whose variants are evaluated: gru or transformer}
-    for align in semantic contrastive framewise; do
-        evaluate "$policy-$align"
+    for name in "${VARIANTS[@]}"; do
+        case $name in shuffled | reseed) [ -e "$ROOT/train/$policy-$name/config.json" ] || continue ;; esac # the controls, once trained
+        evaluate "$policy-$name" $(memory_args "$name")
     done
-    evaluate "$policy-oracle" --memory-oracle intermediate
-    # the control, evaluated as oracle memory is (the harness's texts are in order)
-    if [ -e "$ROOT/train/$policy-shuffled/config.json" ]; then
-        evaluate "$policy-shuffled" --memory-oracle intermediate
-    fi
-    # the plain policy trained again, evaluated as it was
-    if [ -e "$ROOT/train/$policy-reseed/config.json" ]; then
-        evaluate "$policy-reseed"
-    fi
     ;;
 sweep)
     name=${2:?the trained run to sweep, e.g. gru-contrastive}
