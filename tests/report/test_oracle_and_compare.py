@@ -101,6 +101,32 @@ def test_compare_per_task_mcnemar_and_bootstrap(records):
     assert everything.n == 6 and everything.p_value == pytest.approx(2 / 16)  # 4 discordant, all for A
 
 
+def test_compare_per_memory_type_pools_the_types_tasks():
+    # temporal: T01-y A solves eps 0-4, B none; T02-y A none, B ep 0 -> 6 discordant, 5 for A:
+    # p = 2 * P(X <= 1 | 6, 1/2) = 2 * 7/64. spatial: S01-y both solve ep 0 only -> no discordant pair.
+    a = [record("T01-y", e, "S", int(e < 5)) for e in range(6)] + [record("T02-y", e, "S", 0) for e in range(6)]
+    b = [record("T01-y", e, "S", 0) for e in range(6)] + [record("T02-y", e, "S", int(e == 0)) for e in range(6)]
+    a += [record("S01-y", e, "S", int(e == 0)) for e in range(3)]
+    b += [record("S01-y", e, "S", int(e == 0)) for e in range(3)]
+    rows = {(c.task, c.metric): c for c in compare_records(a, b, samples=500)}
+    assert [c.task for c in compare_records(a, b, samples=500) if c.metric == "SR"] == [
+        "T01-y",
+        "T02-y",
+        "S01-y",
+        "temporal",
+        "spatial",
+        "all",
+    ]
+    temporal = rows[("temporal", "SR")]
+    assert (temporal.n, temporal.a, temporal.b) == (12, 5 / 12, 1 / 12)
+    assert temporal.p_value == pytest.approx(14 / 64)
+    assert rows[("spatial", "SR")].p_value == pytest.approx(1.0) and rows[("spatial", "SR")].n == 3
+    assert rows[("all", "SR")].n == 15
+    # one memory type: its row would repeat "all", so there is none
+    only_temporal = {c.task for c in compare_records(a[:12], b[:12], samples=500)}
+    assert only_temporal == {"T01-y", "T02-y", "all"}
+
+
 def test_comparison_table_flags_significance(records):
     rows = compare_records(records["expert"], records["noop"], samples=2000)
     table = comparison_table(rows, "expert", "noop")

@@ -81,8 +81,8 @@ def compare_command(
 ) -> None:
     """Paired comparison of run B with run A on the seeds both ran.
 
-    Per task and metric: the difference B - A with an exact McNemar test (SR, TSR) or a
-    paired bootstrap (rates); * marks p < 0.05.
+    Per task, per memory type and over all episodes, for each metric: the difference B - A
+    with an exact McNemar test (SR, TSR) or a paired bootstrap (rates); * marks p < 0.05.
     """
     from rich.table import Table as RichTable
 
@@ -99,13 +99,15 @@ def compare_command(
         raise fail(f"{run_a} and {run_b} share no (task, seed) episode; nothing to compare")
     label_a, label_b = f"{cond_a.label} ({run_a})", f"{cond_b.label} ({run_b})"
     table = comparison_table(rows, label_a, label_b)
+    task_ids = {r.task_id for r in records_a}
     rich = RichTable(title=table.title)
     for i, name in enumerate(table.header):
         rich.add_column(name, justify="left" if i in (0, 1, 8) else "right")
     for c, cells in zip(rows, table.rows, strict=True):
         if only_significant and not c.significant:
             continue
-        rich.add_row(*cells, style="bold" if c.significant else ("dim" if c.task != "all" else None))
+        per_task = c.task in task_ids  # dimmed; the type and all rows are the summary
+        rich.add_row(*cells, style="bold" if c.significant else ("dim" if per_task else None))
     console = Console()
     console.print(rich)
     console.print(table.notes, highlight=False)

@@ -1,7 +1,8 @@
 """Paired comparison of two runs on the episodes both ran (same task and seed).
 
-Per task, and over all shared episodes, for each metric: the mean of run A,
-of run B, the difference B - A and a two-sided paired test:
+Per task, per memory type (when the shared episodes span more than one), and
+over all shared episodes, for each metric: the mean of run A, of run B, the
+difference B - A and a two-sided paired test:
 
 - ``SR`` (success) and ``TSR`` (every required stage complete) are binary:
   exact McNemar test (:func:`memobench.metrics.paired.mcnemar_exact`);
@@ -12,8 +13,8 @@ of run B, the difference B - A and a two-sided paired test:
   percentile interval.
 
 Within a task every episode has the same checkpoints, so these means equal the
-task's values in the summary (CSR is by definition the mean stage score). In the
-``all`` row every episode weighs the same, which differs from the pooled
+task's values in the summary (CSR is by definition the mean stage score). In a
+memory type's row and the ``all`` row every episode weighs the same, which differs from the pooled
 checkpoint rates when tasks differ in checkpoint counts, and from the summary's
 CSR (a mean over tasks) when tasks differ in episode counts. Significance is flagged at 0.05 per test, uncorrected for
 the number of tests.
@@ -27,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from memobench.core.records import EpisodeRecord
-from memobench.core.spec import MemoryOp
+from memobench.core.spec import ArenaFamily, MemoryOp, MemoryType
 from memobench.metrics.paired import (
     BOOTSTRAP_SAMPLES,
     BOOTSTRAP_SEED,
@@ -63,7 +64,7 @@ def episode_value(record: EpisodeRecord, metric: str) -> float | None:
 class Comparison:
     """One (task, metric) comparison; rates are fractions, ``difference`` is B - A."""
 
-    task: str  # a task id, or "all"
+    task: str  # a task id, a memory type (e.g. "temporal"; an arena family for arena tasks), or "all"
     metric: str
     n: int  # paired episodes with the metric defined
     a: float
@@ -82,15 +83,19 @@ class Comparison:
 def compare_records(
     a: Sequence[EpisodeRecord], b: Sequence[EpisodeRecord], samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED
 ) -> list[Comparison]:
-    """Comparisons per task (suite order) then ``all``, for every metric defined on the shared episodes.
+    """Comparisons per task (suite order), per memory type, then ``all``, for every metric defined.
 
-    Episodes pair by (task, seed); unpaired episodes are ignored.
+    Episodes pair by (task, seed); unpaired episodes are ignored. The memory-type rows
+    (named by the type's value, MEMOBench types before arena families) appear only when
+    the shared episodes span more than one type: with one they would repeat ``all``.
     """
     shared_a, shared_b = shared_episodes(a, b)
     tasks = sorted({r.task_id for r in shared_a}, key=task_sort_key)
+    types = _types_in_order({r.memory_type for r in shared_a})
+    scopes = [*tasks, *(types if len(types) > 1 else []), "all"]
     out = []
-    for task in [*tasks, "all"]:
-        pairs = [(x, y) for x, y in zip(shared_a, shared_b, strict=True) if task in ("all", x.task_id)]
+    for scope in scopes:
+        pairs = [(x, y) for x, y in zip(shared_a, shared_b, strict=True) if scope in ("all", x.task_id, x.memory_type)]
         for metric in COMPARE_METRICS:
             values = [(episode_value(x, metric), episode_value(y, metric)) for x, y in pairs]
             values = [(va, vb) for va, vb in values if va is not None and vb is not None]
@@ -106,7 +111,7 @@ def compare_records(
                 test = "bootstrap"
             out.append(
                 Comparison(
-                    task,
+                    scope,
                     metric,
                     len(values),
                     mean_a,
@@ -119,6 +124,12 @@ def compare_records(
                 )
             )
     return out
+
+
+def _types_in_order(types: set[MemoryType | ArenaFamily]) -> list[str]:
+    """The values of ``types``: MEMOBench memory types in ``MemoryType`` order, then arena families in theirs."""
+    order = [*MemoryType, *ArenaFamily]
+    return [t.value for t in sorted(types, key=order.index)]
 
 
 def _signed_points(value: float) -> str:
