@@ -54,7 +54,7 @@ def test_a_run_whose_chunks_were_short_is_labelled_by_the_interval_it_kept(tmp_p
 
 def test_main_table_values_and_macro_skips_undefined_cells(runs):
     expert, noop = csv_rows(main_table(runs))
-    assert expert["policy"] == "expert" and expert["replan_steps"] == "5" and expert["episodes"] == "7"
+    assert expert["policy"] == "expert" and expert["replan_steps"] == "5" and expert["episodes"] == "7" and expert["tasks"] == "3"
     assert float(expert["temporal_SR"]) == pytest.approx(2 / 4)
     assert float(expert["temporal_MSR"]) == pytest.approx(3 / 4)
     assert float(expert["temporal_MUR"]) == pytest.approx(2 / 4)
@@ -67,9 +67,9 @@ def test_main_table_values_and_macro_skips_undefined_cells(runs):
     assert float(expert["macro_MUR"]) == pytest.approx((0.5 + 0.5) / 2)  # spatial has no update
     assert float(expert["macro_MCR"]) == pytest.approx(1.0)  # only spatial defines MCR
     # noop has no object task: its object cells are undefined, its macro covers 2 types
-    assert noop["object_SR"] == "" and float(noop["macro_SR"]) == 0.0 and noop["macro_MCR"] == "0.0"
+    assert noop["tasks"] == "2" and noop["object_SR"] == "" and float(noop["macro_SR"]) == 0.0 and noop["macro_MCR"] == "0.0"
     md = to_markdown(main_table(runs))
-    assert "| expert | 5 | 7 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
+    assert "| expert | 5 | 7 | 3 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
     assert "| 83.3 | 91.7 | 50.0 | 100.0 |" in md
 
 
@@ -215,8 +215,8 @@ def test_binding_table_shows_where_successes_fall(tmp_path):
 def test_latex_is_booktabs_with_groups_and_escapes(runs):
     tex = to_latex(main_table(runs))
     assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex
-    assert "\\multicolumn{4}{c}{temporal}" in tex and "\\cmidrule(lr){4-7}" in tex
-    assert "expert & 5 & 7 & 50.0 & 75.0 & 50.0 & -- &" in tex
+    assert "\\multicolumn{4}{c}{temporal}" in tex and "\\cmidrule(lr){5-8}" in tex
+    assert "expert & 5 & 7 & 3 & 50.0 & 75.0 & 50.0 & -- &" in tex
 
 
 def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):

@@ -53,8 +53,8 @@ def main_table(runs: Sequence[Run]) -> Table:
     types = memory_types_present(runs)
     oracle = _has_oracle(runs)
     id_display, id_raw = condition_header(oracle)
-    header = [*id_display, "episodes"] + [m for _ in [*types, "macro"] for m in MAIN_METRICS]
-    csv_header = [*id_raw, "episodes"] + [f"{g}_{m}" for g in [*types, "macro"] for m in MAIN_METRICS]
+    header = [*id_display, "episodes", "tasks"] + [m for _ in [*types, "macro"] for m in MAIN_METRICS]
+    csv_header = [*id_raw, "episodes", "tasks"] + [f"{g}_{m}" for g in [*types, "macro"] for m in MAIN_METRICS]
     rows, csv_rows = [], []
     for run in runs:
         display, raw = condition_cells(run, oracle)
@@ -64,13 +64,15 @@ def main_table(runs: Sequence[Run]) -> Table:
             group = s["memory_types"].get(mt)
             values += [group[m]["value"] if group else None for m in MAIN_METRICS]
         values += [s["macro"][m] for m in MAIN_METRICS]
-        rows.append([*display, str(s["episodes"]), *map(pct, values)])
-        csv_rows.append([*raw, s["episodes"], *values])
-    groups = [("", len(id_display) + 1)] + [(g, len(MAIN_METRICS)) for g in [*types, "macro"]]
+        tasks = len({r.task_id for r in run.table_records})
+        rows.append([*display, str(s["episodes"]), str(tasks), *map(pct, values)])
+        csv_rows.append([*raw, s["episodes"], tasks, *values])
+    groups = [("", len(id_display) + 2)] + [(g, len(MAIN_METRICS)) for g in [*types, "macro"]]
     notes = (
         "Rates in %. SR: task success; MSR/MUR/MCR: storage/update/compression checkpoint "
         "completion (prefix completion). Macro: unweighted mean over the memory types where the "
-        f"metric is defined; {chr(0x2013)}: undefined (no episode or no checkpoint of that op)."
+        f"metric is defined; {chr(0x2013)}: undefined (no episode or no checkpoint of that op). "
+        "tasks: the tasks the run has episodes of; rows over different tasks are not comparable."
     )
     return Table("main", "Main results", header, rows, csv_header, csv_rows, groups, notes)
 
