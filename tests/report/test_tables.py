@@ -54,7 +54,12 @@ def test_a_run_whose_chunks_were_short_is_labelled_by_the_interval_it_kept(tmp_p
 
 def test_main_table_values_and_macro_skips_undefined_cells(runs):
     expert, noop = csv_rows(main_table(runs))
-    assert expert["policy"] == "expert" and expert["replan_steps"] == "5" and expert["episodes"] == "7" and expert["tasks"] == "3"
+    assert (
+        expert["policy"] == "expert"
+        and expert["replan_steps"] == "5"
+        and expert["episodes"] == "7"
+        and expert["tasks"] == "3"
+    )
     assert float(expert["temporal_SR"]) == pytest.approx(2 / 4)
     assert float(expert["temporal_MSR"]) == pytest.approx(3 / 4)
     assert float(expert["temporal_MUR"]) == pytest.approx(2 / 4)
@@ -67,7 +72,12 @@ def test_main_table_values_and_macro_skips_undefined_cells(runs):
     assert float(expert["macro_MUR"]) == pytest.approx((0.5 + 0.5) / 2)  # spatial has no update
     assert float(expert["macro_MCR"]) == pytest.approx(1.0)  # only spatial defines MCR
     # noop has no object task: its object cells are undefined, its macro covers 2 types
-    assert noop["tasks"] == "2" and noop["object_SR"] == "" and float(noop["macro_SR"]) == 0.0 and noop["macro_MCR"] == "0.0"
+    assert (
+        noop["tasks"] == "2"
+        and noop["object_SR"] == ""
+        and float(noop["macro_SR"]) == 0.0
+        and noop["macro_MCR"] == "0.0"
+    )
     md = to_markdown(main_table(runs))
     assert "| expert | 5 | 7 | 3 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
     assert "| 83.3 | 91.7 | 50.0 | 100.0 |" in md
