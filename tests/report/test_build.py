@@ -58,6 +58,7 @@ def test_cli_report_compare_and_kappa(run_folders, tmp_path):
     result = runner.invoke(app, ["report", str(run_folders["expert"]), str(run_folders["noop"]), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "Report of 2 condition(s), 13 episodes" in flat(result.output) and (out / "index.html").exists()
+    assert "expert k=5: partial, 7 of 12 planned episodes" in flat(result.output)  # uneven: T01-x has 4
     bad = runner.invoke(app, ["report", str(tmp_path), "--out", str(out)])
     assert bad.exit_code == 2 and "no run.json" in flat(bad.output)
 

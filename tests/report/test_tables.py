@@ -79,8 +79,29 @@ def test_main_table_values_and_macro_skips_undefined_cells(runs):
         and noop["macro_MCR"] == "0.0"
     )
     md = to_markdown(main_table(runs))
-    assert "| expert | 5 | 7 | 3 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
+    assert "| expert | 5 | 7 (5 missing) | 3 | 50.0 | 75.0 | 50.0 | \u2013 | 100.0 |" in md
     assert "| 83.3 | 91.7 | 50.0 | 100.0 |" in md
+
+
+def test_a_run_short_of_its_planned_episodes_is_marked_partial(tmp_path):
+    from tests.report.synthetic_runs import record
+
+    # run.json plans 2 tasks x 3 episodes; the ledger holds 3 + 1 of them
+    partial = [record("T01-x", e, "S", 1) for e in range(3)] + [record("S01-x", 0, "S", 1)]
+    (run,) = load_runs([write_run(tmp_path / "partial", partial, "p", 5)])
+    assert (run.planned_episodes, run.missing_episodes, run.episodes_label) == (6, 2, "4 (2 missing)")
+    assert "p k=5: partial, 4 of 6 planned episodes" in run.partial_warning
+    row = csv_rows(main_table([run]))[0]
+    assert (row["episodes"], row["missing_episodes"]) == ("4", "2")
+    complete = partial + [record("S01-x", e, "S", 1) for e in (1, 2)]
+    (run,) = load_runs([write_run(tmp_path / "complete", complete, "p", 5)])
+    assert (run.missing_episodes, run.episodes_label, run.partial_warning) == (0, "6", None)
+    # a run.json that does not say what it plans (hand-written, or damaged): not called partial
+    manifest = json.loads((tmp_path / "partial" / "run.json").read_text())
+    for broken in ({"num_trials_per_task": "3"}, {"num_trials_per_task": None}, {"num_trials_per_task": True}):
+        (tmp_path / "partial" / "run.json").write_text(json.dumps({**manifest, **broken}))
+        (run,) = load_runs([tmp_path / "partial"])
+        assert (run.planned_episodes, run.missing_episodes, run.partial_warning) == (None, 0, None)
 
 
 def test_wilson_table_edges_and_middle(runs):
@@ -226,7 +247,7 @@ def test_latex_is_booktabs_with_groups_and_escapes(runs):
     tex = to_latex(main_table(runs))
     assert tex.count("\\begin{tabular}") == 1 and "\\toprule" in tex and "\\bottomrule" in tex
     assert "\\multicolumn{4}{c}{temporal}" in tex and "\\cmidrule(lr){5-8}" in tex
-    assert "expert & 5 & 7 & 3 & 50.0 & 75.0 & 50.0 & -- &" in tex
+    assert "expert & 5 & 7 (5 missing) & 3 & 50.0 & 75.0 & 50.0 & -- &" in tex
 
 
 def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):

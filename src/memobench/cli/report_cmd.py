@@ -55,11 +55,13 @@ def report_command(
         s = run.summary
         summary.add_row(
             run.condition.label,
-            str(s["episodes"]),
+            run.episodes_label,
             pct(s["overall"]["SR"]["value"]),
             *(pct(s["macro"][m]) for m in MAIN_METRICS),
         )
     console.print(summary)
+    for warning in filter(None, (run.partial_warning for run in result.runs)):
+        console.print(f"[yellow]{warning}", highlight=False)
     arena = next((t for t in result.tables if t.name == "arena"), None)
     if arena is not None:  # its macro rows: RoboMemArena's headline numbers
         for row in arena.rows:

@@ -150,6 +150,7 @@ def build_report(
                     "effective_replan_steps": r.condition.replan_kept,
                     "memory_oracle": r.condition.memory_oracle,
                     "episodes": len(r.records),
+                    "planned_episodes": r.planned_episodes,
                     "tasks": r.task_ids,
                     "folders": [str(f) for f in r.folders],
                 }

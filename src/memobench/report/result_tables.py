@@ -54,7 +54,9 @@ def main_table(runs: Sequence[Run]) -> Table:
     oracle = _has_oracle(runs)
     id_display, id_raw = condition_header(oracle)
     header = [*id_display, "episodes", "tasks"] + [m for _ in [*types, "macro"] for m in MAIN_METRICS]
-    csv_header = [*id_raw, "episodes", "tasks"] + [f"{g}_{m}" for g in [*types, "macro"] for m in MAIN_METRICS]
+    csv_header = [*id_raw, "episodes", "missing_episodes", "tasks"] + [
+        f"{g}_{m}" for g in [*types, "macro"] for m in MAIN_METRICS
+    ]
     rows, csv_rows = [], []
     for run in runs:
         display, raw = condition_cells(run, oracle)
@@ -65,14 +67,16 @@ def main_table(runs: Sequence[Run]) -> Table:
             values += [group[m]["value"] if group else None for m in MAIN_METRICS]
         values += [s["macro"][m] for m in MAIN_METRICS]
         tasks = len({r.task_id for r in run.table_records})
-        rows.append([*display, str(s["episodes"]), str(tasks), *map(pct, values)])
-        csv_rows.append([*raw, s["episodes"], tasks, *values])
+        rows.append([*display, run.episodes_label, str(tasks), *map(pct, values)])
+        csv_rows.append([*raw, s["episodes"], run.missing_episodes, tasks, *values])
     groups = [("", len(id_display) + 2)] + [(g, len(MAIN_METRICS)) for g in [*types, "macro"]]
     notes = (
         "Rates in %. SR: task success; MSR/MUR/MCR: storage/update/compression checkpoint "
         "completion (prefix completion). Macro: unweighted mean over the memory types where the "
         f"metric is defined; {chr(0x2013)}: undefined (no episode or no checkpoint of that op). "
-        "tasks: the tasks the run has episodes of; rows over different tasks are not comparable."
+        "tasks: the tasks the run has episodes of; rows over different tasks are not comparable. "
+        "N missing: episodes its run.json plans (tasks x episodes per task) that its ledger lacks, "
+        "a run stopped before its end."
     )
     return Table("main", "Main results", header, rows, csv_header, csv_rows, groups, notes)
 

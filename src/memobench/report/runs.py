@@ -105,6 +105,44 @@ class Run:
     def task_ids(self) -> list[str]:
         return sorted({r.task_id for r in self.records})
 
+    @property
+    def planned_episodes(self) -> int | None:
+        """The episodes the folders' ``run.json`` plan (tasks x ``num_trials_per_task``, summed).
+
+        None when a ``run.json`` does not say (an older or hand-written one): then the run
+        cannot be told partial. (:func:`read_run_folder` has checked ``tasks`` is a mapping.)
+        """
+        total = 0
+        for manifest in self.manifests:
+            trials = manifest.get("num_trials_per_task")
+            if type(trials) is not int:  # not a bool, a string or missing
+                return None
+            total += len(manifest["tasks"]) * trials
+        return total if self.manifests else None
+
+    @property
+    def missing_episodes(self) -> int:
+        """Planned episodes not in the ledgers: more than 0 for a run stopped before its end."""
+        planned = self.planned_episodes
+        return max(0, planned - len(self.records)) if planned is not None else 0
+
+    @property
+    def partial_warning(self) -> str | None:
+        """What to tell the user of a partial run (None for a complete one)."""
+        if not self.missing_episodes:
+            return None
+        folders = ", ".join(map(str, self.folders))
+        return (
+            f"{self.condition.label}: partial, {len(self.records)} of {self.planned_episodes} planned "
+            f"episodes ({folders}): resume it before reading its rates"
+        )
+
+    @property
+    def episodes_label(self) -> str:
+        """The table episodes, e.g. ``600``, or ``208 (392 missing)`` for a partial run."""
+        missing = self.missing_episodes
+        return f"{len(self.table_records)}" + (f" ({missing} missing)" if missing else "")
+
 
 def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str, Any], list[EpisodeRecord]]:
     """(condition, run.json content, ledger records) of one run folder.
