@@ -14,10 +14,10 @@ difference B - A and a two-sided paired test:
 
 Within a task every episode has the same checkpoints, so these means equal the
 task's values in the summary (CSR is by definition the mean stage score). In a
-memory type's row and the ``all`` row every episode weighs the same, which differs from the pooled
-checkpoint rates when tasks differ in checkpoint counts, and from the summary's
-CSR (a mean over tasks) when tasks differ in episode counts. Significance is flagged at 0.05 per test, uncorrected for
-the number of tests.
+memory type's row and the ``all`` row every episode weighs the same, which differs
+from the pooled checkpoint rates when tasks differ in checkpoint counts, and from
+the summary's CSR (a mean over tasks) when tasks differ in episode counts.
+Significance is flagged at 0.05 per test, uncorrected for the number of tests.
 """
 
 from __future__ import annotations
@@ -91,7 +91,8 @@ def compare_records(
     """
     shared_a, shared_b = shared_episodes(a, b)
     tasks = sorted({r.task_id for r in shared_a}, key=task_sort_key)
-    types = _types_in_order({r.memory_type for r in shared_a})
+    present = {r.memory_type for r in shared_a}
+    types = [t.value for t in (*MemoryType, *ArenaFamily) if t in present]
     scopes = [*tasks, *(types if len(types) > 1 else []), "all"]
     out = []
     for scope in scopes:
@@ -124,12 +125,6 @@ def compare_records(
                 )
             )
     return out
-
-
-def _types_in_order(types: set[MemoryType | ArenaFamily]) -> list[str]:
-    """The values of ``types``: MEMOBench memory types in ``MemoryType`` order, then arena families in theirs."""
-    order = [*MemoryType, *ArenaFamily]
-    return [t.value for t in sorted(types, key=order.index)]
 
 
 def _signed_points(value: float) -> str:
