@@ -287,6 +287,19 @@ def test_two_pours_counted_exactly() -> None:
     assert counter.baseline == 0.0
 
 
+def test_each_counted_pour_keeps_its_peak_tilt() -> None:
+    # A full pour, a wobble far from the bowl (not counted, no peak), a small tilt that crossed `away`.
+    tilts = [0.0, 0.3, 0.6, 0.05, 0.0, 0.4, 0.0, 0.16, 0.21, 0.1]
+    dists = [0.05] * 5 + [0.5, 0.5] + [0.05] * 3
+    counter = PourCounter("sauce", "bowl")
+    assert feed(counter, tilts, dists) == [3, 9]
+    assert counter.peaks == [0.6, 0.21]
+    counters = PourCounters([("sauce", "bowl")])
+    assert counters.peaks() == {"sauce->bowl": []}
+    counter.reset()
+    assert counter.peaks == []
+
+
 def test_tilt_far_from_target_is_not_counted() -> None:
     counter = PourCounter("sauce", "bowl")
     assert feed(counter, TWO_POURS, 0.5) == []

@@ -270,6 +270,7 @@ def test_exactly_two_pours_finish_after_the_window() -> None:
     assert drive(tracker, frames[:24]) == {6: [0], 13: [1], 14: [2]}
     assert tracker.finished and tracker.violation is None
     assert tracker.pour_counts() == {"sauce->bowl": 2}
+    assert tracker.pour_tilts() == {"sauce->bowl": [max(POUR)] * 2}
 
 
 def test_third_pour_inside_window_is_a_violation() -> None:

@@ -107,3 +107,6 @@ def test_the_expert_pours_exactly_twice(suite, envs):
     record, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 2, 5)
     assert record.success and record.end_reason == "success"
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 2}
+    # Full pours (POUR_TILT, 0.6 rad), far past the counter's 0.15: a count of them is no wobble.
+    (tilts,) = record.pour_tilts.values()
+    assert len(tilts) == 2 and all(t > 0.5 for t in tilts), tilts

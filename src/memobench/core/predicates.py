@@ -443,7 +443,9 @@ class PourCounter:
     rad of it. An excursion is a pour, counted on the step it ends, if the
     object was within ``near_radius`` m (xy) of the target on the step it
     started (with ``near_during``: on any step from its start to its end). An
-    excursion that never ends is never counted.
+    excursion that never ends is never counted. Each counted pour's peak tilt
+    (rad from the baseline) is kept in :attr:`peaks`: how far a pour went, where
+    the count alone cannot tell a full pour from a wobble that crossed ``away``.
 
     The baseline is the median of the first ``baseline_samples`` tilts seen
     after a reset or a :meth:`rebaseline` (stage starts); no excursion starts
@@ -497,7 +499,9 @@ class PourCounter:
         if self._phase == _IDLE:
             if dev >= self.away:
                 self._phase = _POUR if near else _REJECTED
+                self._peak = dev
             return False
+        self._peak = max(self._peak, dev)
         if self.near_during and near:
             self._phase = _POUR  # near at some step of the excursion is enough
         if dev > self.back:
@@ -505,6 +509,8 @@ class PourCounter:
         completed = self._phase == _POUR
         self._phase = _IDLE
         self.count += completed
+        if completed:
+            self.peaks.append(round(self._peak, 3))
         self._just_completed = completed
         return completed
 
@@ -528,6 +534,8 @@ class PourCounter:
     def reset(self, tilt: float | None = None) -> None:
         """Zero the count; the baseline starts from ``tilt`` (None: from the next tilt seen)."""
         self.count = 0
+        self.peaks: list[float] = []  # peak tilt (rad from the baseline) of each counted pour
+        self._peak = 0.0  # of the excursion under way
         self._samples: list[float] = []
         self.baseline: float | None = None
         self._phase = _IDLE
@@ -592,3 +600,7 @@ class PourCounters:
     def counts(self) -> dict[str, int]:
         """Counts keyed ``"obj->target"``."""
         return {f"{o}->{t}": c.count for (o, t), c in self._counters.items()}
+
+    def peaks(self) -> dict[str, list[float]]:
+        """Each counted pour's peak tilt (rad from its baseline), keyed ``"obj->target"``."""
+        return {f"{o}->{t}": list(c.peaks) for (o, t), c in self._counters.items()}

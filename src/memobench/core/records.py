@@ -83,6 +83,9 @@ class EpisodeRecord(BaseModel):
     stages_complete: bool
     average_score: float  # completed / all checkpoints, optional included
     pour_counts: dict[str, int] = Field(default_factory=dict)  # "obj->target": pours seen
+    # "obj->target": each counted pour's peak tilt, rad from the stage's baseline (absent
+    # from ledgers written before it was recorded)
+    pour_tilts: dict[str, list[float]] = Field(default_factory=dict)
     steps: int  # control steps executed in the policy phase
     policy_queries: int = 0
     # Queries whose chunk had fewer rows than ``replan_steps``: all its rows ran, then the policy

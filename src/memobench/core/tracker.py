@@ -313,3 +313,7 @@ class CheckpointTracker:
     def pour_counts(self) -> dict[str, int]:
         """Pours seen so far, keyed ``"obj->target"``."""
         return self._counters.counts()
+
+    def pour_tilts(self) -> dict[str, list[float]]:
+        """The peak tilt (rad) of each pour seen so far, keyed ``"obj->target"``."""
+        return self._counters.peaks()

@@ -420,6 +420,7 @@ def make_record(
         stages_complete=tracker.stages_complete,
         average_score=tracker.average_score,
         pour_counts=tracker.pour_counts(),
+        pour_tilts=tracker.pour_tilts(),
         steps=steps,
         policy_queries=queries,
         short_chunk_queries=short_chunk_queries,
