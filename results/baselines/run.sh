@@ -207,6 +207,12 @@ report)
         [ -e "$ROOT/eval/$base/run.json" ] || continue
         memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
     done
+    # each replan interval of a sweep against the same model at replan 5 (its eval/ run)
+    for run in $(find "$ROOT/sweep" -name run.json -printf '%h\n' 2>/dev/null | sort); do
+        name=$(basename "$(dirname "$run")") # sweep/NAME/checkpoint-NAME-rK
+        [ -e "$ROOT/eval/$name/run.json" ] || continue
+        memobench compare "$ROOT/eval/$name" "$run" --out "docs/baselines-report/compare/$name-r${run##*-r}-vs-$name"
+    done
     # the two memory mechanisms against each other: which one gets the variants
     if [ -e "$ROOT/eval/gru/run.json" ] && [ -e "$ROOT/eval/transformer/run.json" ]; then
         memobench compare "$ROOT/eval/gru" "$ROOT/eval/transformer" --out docs/baselines-report/compare/transformer-vs-gru
