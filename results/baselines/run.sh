@@ -208,7 +208,8 @@ report)
         memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
     done
     # each replan interval of a sweep against the same model at replan 5 (its eval/ run)
-    for run in $(find "$ROOT/sweep" -name run.json -printf '%h\n' 2>/dev/null | sort); do
+    for run in $runs; do
+        [[ $run == "$ROOT"/sweep/* ]] || continue
         name=$(basename "$(dirname "$run")") # sweep/NAME/checkpoint-NAME-rK
         [ -e "$ROOT/eval/$name/run.json" ] || continue
         memobench compare "$ROOT/eval/$name" "$run" --out "docs/baselines-report/compare/$name-r${run##*-r}-vs-$name"
