@@ -133,3 +133,5 @@ def test_comparison_table_flags_significance(records):
     flagged = {(r[0], r[1]) for r in table.rows if r[-1] == "*"}
     assert ("T01-x", "CSR") in flagged and ("T01-x", "SR") not in flagged
     assert table.rows[0][:6] == ["T01-x", "SR", "4", "50.0", "0.0", "-50.0"]
+    # the reader is told what the tests do not cover: another training run of either policy
+    assert "Episodes are the unit" in table.notes and "several training seeds" in table.notes

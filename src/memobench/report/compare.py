@@ -156,7 +156,9 @@ def comparison_table(rows: Sequence[Comparison], label_a: str, label_b: str) -> 
     notes = (
         f"A = {label_a}, B = {label_b}; paired on (task, seed). SR/TSR: exact McNemar; other rates: paired "
         f"bootstrap ({BOOTSTRAP_SAMPLES} resamples of episodes, seed {BOOTSTRAP_SEED}) with a 95% percentile "
-        f"interval. *: p < {ALPHA} (per test, not corrected for multiple comparisons)."
+        f"interval. *: p < {ALPHA} (per test, not corrected for multiple comparisons). Episodes are the unit: "
+        "a test says whether these two runs differ on these seeds, not whether another training run of either "
+        "policy would (compare training recipes over several training seeds)."
     )
     return Table("compare", f"Paired comparison: {label_b} vs {label_a}", header, display, csv_header, raw, notes=notes)
 
