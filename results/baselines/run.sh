@@ -206,6 +206,11 @@ report)
         esac
         [ -e "$ROOT/eval/$base/run.json" ] || continue
         memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
+        # a training variant also against the plain recipe's second seed: a gap that holds
+        # against both seeds is more than the luck of one training run
+        case $name in *-reseed | *-shuffled | *-rgb) continue ;; esac
+        [[ $base != mlp && -e $ROOT/eval/$base-reseed/run.json ]] || continue
+        memobench compare "$ROOT/eval/$base-reseed" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base-reseed"
     done
     # each replan interval of a sweep against the same model at replan 5 (its eval/ run)
     for run in $runs; do
