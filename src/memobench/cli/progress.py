@@ -3,9 +3,17 @@
 The library reports through :class:`~memobench.evaluation.run_events.RunEvents`; this is
 the only place that draws them. Use it as a context manager around one or more
 ``evaluate`` calls, so a run that raises still leaves the terminal clean.
+
+On a console that is not a terminal (a long run's output sent to a log file) Rich draws no
+live bar, only the last state when the bar stops; there finished episodes or jobs are also
+printed as lines of their own (the first, the last, and at most one a :data:`LOG_INTERVAL` in
+between, so a training run's steps do not flood it): the log shows how far a run of hours has got.
 """
 
 from __future__ import annotations
+
+import time
+from datetime import timedelta
 
 from rich.console import Console
 from rich.progress import (
@@ -20,6 +28,8 @@ from rich.progress import (
 from memobench.core.records import EpisodeRecord
 from memobench.evaluation.run_events import RunEvents
 
+LOG_INTERVAL = 10.0  # seconds between two progress lines on a console that is not a terminal
+
 
 class RunProgress(RunEvents):
     """Draws each run's episodes as a bar: count, the last episode's outcome, elapsed time, ETA."""
@@ -28,6 +38,7 @@ class RunProgress(RunEvents):
         self.console = console or Console(stderr=True)
         self._progress: Progress | None = None
         self._bar = None
+        self._last_line = float("-inf")  # time.monotonic() of the last progress line (log files)
 
     def __enter__(self) -> RunProgress:
         return self
@@ -45,7 +56,7 @@ class RunProgress(RunEvents):
         if self._progress is None:
             return
         mark = "[green]ok" if record.success else f"[red]{record.failure_class}"
-        self._progress.update(self._bar, advance=1, last=f"{record.task_id} ep{record.episode} {mark}")
+        self._advance(f"{record.task_id} ep{record.episode} {mark}")
 
     def episodes_ended(self) -> None:
         self._stop()
@@ -55,7 +66,7 @@ class RunProgress(RunEvents):
 
     def job_finished(self, summary: str) -> None:
         if self._progress is not None:
-            self._progress.update(self._bar, advance=1, last=summary)
+            self._advance(summary)
 
     def jobs_ended(self) -> None:
         self._stop()
@@ -75,6 +86,16 @@ class RunProgress(RunEvents):
         )
         self._progress.start()
         self._bar = self._progress.add_task(label, total=total, last="")
+
+    def _advance(self, last: str) -> None:
+        """One more item done: the bar moves on; on a log file, also a line ``label n/total last (elapsed)``."""
+        self._progress.update(self._bar, advance=1, last=last)
+        task = self._progress.tasks[0]  # one bar per Progress (_start)
+        first, final, now = task.completed == 1, task.completed >= (task.total or 0), time.monotonic()
+        if not self.console.is_terminal and (first or final or now - self._last_line >= LOG_INTERVAL):
+            self._last_line = now
+            elapsed = timedelta(seconds=int(task.elapsed or 0))
+            self.console.print(f"{task.description} {int(task.completed)}/{int(task.total)} {last} ({elapsed})")
 
     def _stop(self) -> None:
         if self._progress is not None:
