@@ -11,7 +11,7 @@ another scene than the one recorded.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +75,13 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
     return scenes
 
 
-def replay_envs(demos: Iterable[Demo], scenes: list[str], **env_kwargs: Any) -> Iterator[tuple[int, Demo, Any]]:
+def replay_envs(
+    demos: Iterable[Demo], scenes: list[str], only: Container[int] | None = None, **env_kwargs: Any
+) -> Iterator[tuple[int, Demo, Any]]:
     """``(i, demo, env)`` for each demo, ``env`` built from its scene and reset to its layout.
 
-    ``scenes`` is :func:`suite_scenes`'s list for ``demos``. The envs of the last
+    ``scenes`` is :func:`suite_scenes`'s list for ``demos``; with ``only``, just the demos whose
+    index ``i`` is in it (the others build and reset nothing). The envs of the last
     :data:`SCENE_ENVS` scenes are kept (building one costs seconds, and a task's demos cycle
     through its variants' scenes: two in three change scene) and closed when the iteration ends;
     ``env_kwargs`` go to :class:`~memobench.sim.env.SimEnv` (``render``, ``render_quality``).
@@ -90,6 +93,8 @@ def replay_envs(demos: Iterable[Demo], scenes: list[str], **env_kwargs: Any) -> 
     envs: OrderedDict[str, Any] = OrderedDict()  # scene -> env, the most recently used last
     try:
         for i, (demo, bddl) in enumerate(zip(demos, scenes, strict=True)):
+            if only is not None and i not in only:
+                continue
             env = envs.pop(bddl, None) or SimEnv(bddl, **env_kwargs)
             envs[bddl] = env
             if len(envs) > SCENE_ENVS:

@@ -9,10 +9,10 @@ gives a :class:`JobFailure` (its worker carries on).
 
 What each job guarantees on a retry or a kill: collecting resumes from the task's
 attempt journal (:mod:`memobench.data.collect`), so the demos are the same whatever
-the worker count or the number of executions; rendering draws into a copy that is
-swapped in only when complete (:func:`memobench.data.render.render_task_file`), and so
-does featurising (:func:`memobench.data.state_features.featurise_task_file`); validating
-writes nothing.
+the worker count or the number of executions; rendering journals each demo's frames and
+swaps the file in only when complete (:func:`memobench.data.render.render_task_file`), so
+a retry draws only the demos not yet drawn; featurising writes a copy swapped in the same way
+(:func:`memobench.data.state_features.featurise_task_file`); validating writes nothing.
 """
 
 from __future__ import annotations
