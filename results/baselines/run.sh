@@ -11,10 +11,12 @@
 #   results/baselines/run.sh variants POLICY [V...] # train POLICY (the better memory policy of `base`)
 #                                                # with each alignment loss and with oracle memory, or
 #                                                # only the variants V named (semantic contrastive
-#                                                # framewise oracle shuffled reseed), two at a time
+#                                                # framewise oracle shuffled reseed framewise-reseed),
+#                                                # two at a time
 #   results/baselines/run.sh losses POLICY       # evaluate POLICY (the better memory policy of
 #                                                # `base`) with each alignment loss and oracle memory,
-#                                                # and the controls (shuffled, reseed) once trained
+#                                                # and the controls (shuffled, reseed, framewise-reseed)
+#                                                # once trained
 #   results/baselines/run.sh sweep NAME          # replan 20, 35, 50 for the trained run NAME
 #   results/baselines/run.sh rgb POLICY          # one rgb model on four pilot tasks' demos and tasks
 #                                                # (RGB_TASKS; the stage collects none: `collect` first)
@@ -64,8 +66,9 @@ train() {
 # episode, so the string no longer says which step comes next (what oracle memory gains over it
 # is what the right, updated text is worth, not the extra prompt). reseed: bc-POLICY itself
 # trained again with another seed (initialisation and batches), so the gap between two runs of
-# one recipe is measured, the yardstick for a variant's gap.
-VARIANTS=(semantic contrastive framewise oracle shuffled reseed) # the names variant() knows
+# one recipe is measured, the yardstick for a variant's gap. framewise-reseed: the Framewise
+# variant trained again with seed 1, so the best variant's own seed-to-seed gap is measured too.
+VARIANTS=(semantic contrastive framewise oracle shuffled reseed framewise-reseed) # the names variant() knows
 is_variant() {
     local v
     for v in "${VARIANTS[@]}"; do [ "$v" = "$1" ] && return 0; done
@@ -77,6 +80,7 @@ variant() {
     oracle) train "$policy-oracle" --policy "bc-$policy" --oracle-memory ;;
     shuffled) train "$policy-shuffled" --policy "bc-$policy" --oracle-memory --shuffle-subgoals ;;
     reseed) train "$policy-reseed" --policy "bc-$policy" --seed 1 ;;
+    framewise-reseed) train "$policy-framewise-reseed" --policy "bc-$policy" --align framewise --lambda 0.1 --seed 1 ;;
     *) train "$policy-$name" --policy "bc-$policy" --align "$name" --lambda 0.1 ;;
     esac
 }
@@ -162,7 +166,7 @@ base)
 losses)
     policy=${2:?the memory policy whose variants are evaluated: gru or transformer}
     for name in "${VARIANTS[@]}"; do
-        case $name in shuffled | reseed) [ -e "$ROOT/train/$policy-$name/config.json" ] || continue ;; esac # the controls, once trained
+        case $name in shuffled | *reseed) [ -e "$ROOT/train/$policy-$name/config.json" ] || continue ;; esac # the controls, once trained
         evaluate "$policy-$name" $(memory_args "$name")
     done
     ;;
@@ -201,6 +205,7 @@ report)
         case $name in
         mlp) continue ;;
         *-shuffled) base=${name%-shuffled}-oracle ;; # the control against what it controls
+        *-*-reseed) base=${name%-reseed} ;;          # a variant's second seed against its first
         *-*) base=${name%%-*} ;;
         *) base=mlp ;;
         esac
@@ -208,9 +213,10 @@ report)
         memobench compare "$ROOT/eval/$base" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base"
         # a training variant also against the plain recipe's second seed: a gap that holds
         # against both seeds is more than the luck of one training run
-        case $name in *-reseed | *-shuffled | *-rgb) continue ;; esac
-        [[ $base != mlp && -e $ROOT/eval/$base-reseed/run.json ]] || continue
-        memobench compare "$ROOT/eval/$base-reseed" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$base-reseed"
+        plain=${name%%-*}
+        case $name in "$plain" | "$plain-reseed" | *-shuffled | *-rgb) continue ;; esac
+        [ -e "$ROOT/eval/$plain-reseed/run.json" ] || continue
+        memobench compare "$ROOT/eval/$plain-reseed" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$plain-reseed"
     done
     # each replan interval of a sweep against the same model at replan 5 (its eval/ run)
     for run in $runs; do
