@@ -26,6 +26,11 @@ def test_a_log_file_gets_a_line_per_finished_item():
     assert "episodes 1/1 T01-x ep3 ok (0:00:00)" in out
 
 
+def test_a_log_line_is_not_wrapped_at_the_console_width():
+    out = _drive(Console(file=io.StringIO(), force_terminal=False, width=30))
+    assert "render 1/2 O01-cued-milk: 7401 frames (0:00:00)\n" in out
+
+
 def test_a_terminal_gets_the_bar_only():
     out = _drive(Console(file=io.StringIO(), force_terminal=True, width=200))
     assert "O02-cued-bowl: 7610 frames" in out  # the bar, drawn as it stops, shows the last item

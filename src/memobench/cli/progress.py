@@ -95,7 +95,8 @@ class RunProgress(RunEvents):
         if not self.console.is_terminal and (first or final or now - self._last_line >= LOG_INTERVAL):
             self._last_line = now
             elapsed = timedelta(seconds=int(task.elapsed or 0))
-            self.console.print(f"{task.description} {int(task.completed)}/{int(task.total)} {last} ({elapsed})")
+            line = f"{task.description} {int(task.completed)}/{int(task.total)} {last} ({elapsed})"
+            self.console.print(line, soft_wrap=True)  # one line however long: a log is read with grep and tail
 
     def _stop(self) -> None:
         if self._progress is not None:
