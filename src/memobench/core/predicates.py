@@ -114,6 +114,14 @@ _STATE_NUMBER = {
     # around a target and moves relative to the pose at the start of the policy phase.
     **{f"shift_{axis}": (1, f"how far (m) a moved along world {axis} since its start") for axis in "xyz"},
     **{f"offset_{axis}": (2, f"world {axis} of a minus world {axis} of b (m)") for axis in "xyz"},
+    # How far an object left its start pose (the registers rules, docs/protocol.md): a nudged or
+    # turned object can carry what a policy should have remembered.
+    "displacement": (1, "distance (m) of o from where it stood when tracking started"),
+    "rotation": (1, "angle (rad) o turned, about any axis, since tracking started"),
+}
+# State predicates of the robot itself, with no argument.
+_STATE_NULLARY = {
+    "home": "the hand is back at its start pose (within 3 cm and 0.35 rad) with the fingers open",
 }
 _SUGAR = {
     "was_open": ("ever", ("open",)),
@@ -136,6 +144,8 @@ def _build_catalogue() -> dict[str, Signature]:
             cat[f"{q}_{name}"] = Signature(f"{q}_{name}", (Arg.LIST, *rest), "bool", Kind.QUANTIFIED, qdoc)
     for name, (n, doc) in _STATE_NUMBER.items():
         cat[name] = Signature(name, (Arg.NAME,) * n, "number", Kind.STATE, doc)
+    for name, doc in _STATE_NULLARY.items():
+        cat[name] = Signature(name, (), "bool", Kind.STATE, doc)
     cat["ever"] = Signature("ever", (Arg.BOOL,), "bool", Kind.HISTORY, "x held at some step so far")
     cat["then"] = Signature("then", (Arg.BOOL, Arg.BOOL), "bool", Kind.HISTORY, "y held after x held")
     cat["held"] = Signature("held", (Arg.BOOL, Arg.COUNT), "bool", Kind.HISTORY, "x held n steps in a row")
@@ -446,6 +456,8 @@ class PourCounter:
     excursion that never ends is never counted. Each counted pour's peak tilt
     (rad from the baseline) is kept in :attr:`peaks`: how far a pour went, where
     the count alone cannot tell a full pour from a wobble that crossed ``away``.
+    Where each counted pour started and ended (the object's xy distance to the target, m)
+    is kept in :attr:`places`: the zone rule (docs/protocol.md, "Registers") reads it.
 
     The baseline is the median of the first ``baseline_samples`` tilts seen
     after a reset or a :meth:`rebaseline` (stage starts); no excursion starts
@@ -500,6 +512,7 @@ class PourCounter:
             if dev >= self.away:
                 self._phase = _POUR if near else _REJECTED
                 self._peak = dev
+                self._start = distance
             return False
         self._peak = max(self._peak, dev)
         if self.near_during and near:
@@ -511,6 +524,7 @@ class PourCounter:
         self.count += completed
         if completed:
             self.peaks.append(round(self._peak, 3))
+            self.places.append((self._start, distance))
         self._just_completed = completed
         return completed
 
@@ -535,7 +549,9 @@ class PourCounter:
         """Zero the count; the baseline starts from ``tilt`` (None: from the next tilt seen)."""
         self.count = 0
         self.peaks: list[float] = []  # peak tilt (rad from the baseline) of each counted pour
+        self.places: list[tuple[float, float]] = []  # (start, end) distance to the target of each counted pour
         self._peak = 0.0  # of the excursion under way
+        self._start = 0.0  # distance to the target where the excursion under way started
         self._samples: list[float] = []
         self.baseline: float | None = None
         self._phase = _IDLE
@@ -600,6 +616,10 @@ class PourCounters:
     def counts(self) -> dict[str, int]:
         """Counts keyed ``"obj->target"``."""
         return {f"{o}->{t}": c.count for (o, t), c in self._counters.items()}
+
+    def last_place(self, obj: str, target: str) -> tuple[float, float]:
+        """(start, end) distance (m, xy) to the target of the pair's last counted pour."""
+        return self._counters[(obj, target)].places[-1]
 
     def peaks(self) -> dict[str, list[float]]:
         """Each counted pour's peak tilt (rad from its baseline), keyed ``"obj->target"``."""

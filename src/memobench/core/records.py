@@ -86,6 +86,9 @@ class EpisodeRecord(BaseModel):
     # "obj->target": each counted pour's peak tilt, rad from the stage's baseline (absent
     # from ledgers written before it was recorded)
     pour_tilts: dict[str, list[float]] = Field(default_factory=dict)
+    # Per home gate of the task (docs/protocol.md, "Registers"), the step the arm was home; None: not
+    # yet. Gates are not checkpoints: no metric counts them. Empty in older ledgers.
+    gates: list[int | None] = Field(default_factory=list)
     steps: int  # control steps executed in the policy phase
     policy_queries: int = 0
     # Queries whose chunk had fewer rows than ``replan_steps``: all its rows ran, then the policy

@@ -128,6 +128,23 @@ class ViolationSpec(_Frozen):
     text: NonEmpty  # what the policy did, in words (tasks show, catalogue, report)
 
 
+class HomeGateSpec(_Frozen):
+    """The arm must come back to its start pose (``home()``) after checkpoint ``after`` and before
+    anything later counts (docs/protocol.md, "Registers").
+
+    A gate closes the arm's pose as a register: where the hand stopped (at the handle of the
+    drawer it just shut, say) would otherwise tell a memoryless policy what it did. The next
+    checkpoint cannot complete until the arm has been home; ``keep`` (a predicate) must hold
+    from ``after`` until then, or the episode fails with violation ``left-before-home``
+    (e.g. no drawer opens before the arm is home). A gate after the last required checkpoint
+    is an end gate: success needs the arm home after the goal. Gates are not memory
+    checkpoints: they have no op label and no metric counts them.
+    """
+
+    after: NonEmpty  # checkpoint id
+    keep: str | None = None  # an expression of memobench.core.expr, may reference $bindings
+
+
 class CountingSpec(_Frozen):
     """Extra-action rejection for counting tasks (docs/protocol.md): pours of object over target."""
 
@@ -201,6 +218,7 @@ class TaskSpec(_Frozen):
     # declared; a violation in it (undoing or redoing a step) fails the episode.
     monitor_steps: Annotated[int, Field(ge=0, le=1000)] = DEFAULT_MONITOR_STEPS
     violations: list[ViolationSpec] = Field(default_factory=list)
+    home: list[HomeGateSpec] = Field(default_factory=list)
     notes: str = ""  # deviations from the suite design (docs/design.md) and why
 
     @field_validator("family", mode="before")
@@ -227,7 +245,20 @@ class TaskSpec(_Frozen):
         if self.family in (MemoryType.OBJECT, MemoryType.PROCEDURAL) and self.cue is None:
             raise ValueError(f"{self.family.value} tasks need a cue (the prompt video)")
         self._check_violations(ids)
+        self._check_home(ids)
         return self
+
+    def _check_home(self, checkpoint_ids: list[str]) -> None:
+        afters = [gate.after for gate in self.home]
+        for after in afters:
+            if after not in checkpoint_ids:
+                raise ValueError(
+                    f"home gate: after {after!r} is not a checkpoint id (checkpoints: {', '.join(checkpoint_ids)})"
+                )
+        if len(set(afters)) != len(afters):
+            raise ValueError(
+                f"home gates: one gate per checkpoint; repeated: {sorted({a for a in afters if afters.count(a) > 1})}"
+            )
 
     def _check_violations(self, checkpoint_ids: list[str]) -> None:
         names = [v.name for v in self.violations]

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memobench.core import expr, predicates
+from memobench.core import expr, predicates, registers
 from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError, declared_names
 from memobench.core.bindings import BindingError, all_bindings, render_template, resolve_reference
@@ -86,7 +86,8 @@ class Task:
             for key, default in HASHED_WHEN_SET.items():
                 if fields["counting"][key] == default:
                     del fields["counting"][key]
-        payload = json.dumps(fields, sort_keys=True) + self.bddl_template
+        # The register rules (docs/protocol.md) judge every episode beside the task's own.
+        payload = json.dumps(fields, sort_keys=True) + self.bddl_template + json.dumps(registers.fingerprint())
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -103,11 +104,12 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
 def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]:
     """Parse and type-check every predicate template; returns (field, tree) pairs."""
     trees = []
-    fields = [(f"checkpoints.{i}.predicate", cp) for i, cp in enumerate(spec.checkpoints)]
-    fields += [(f"violations.{i}.predicate", v) for i, v in enumerate(spec.violations)]
-    for field, cp in fields:
+    fields = [(f"checkpoints.{i}.predicate", cp.predicate) for i, cp in enumerate(spec.checkpoints)]
+    fields += [(f"violations.{i}.predicate", v.predicate) for i, v in enumerate(spec.violations)]
+    fields += [(f"home.{i}.keep", gate.keep) for i, gate in enumerate(spec.home) if gate.keep is not None]
+    for field, text in fields:
         try:
-            tree = expr.parse(cp.predicate)
+            tree = expr.parse(text)
             predicates.check(tree)
         except expr.ExprError as e:
             raise TaskFileError(f"{path}: field '{field}': {e}") from None

@@ -40,7 +40,13 @@ Semantics (docs/protocol.md, "Checkpoints" and "Commitments"):
 - **Post-goal window.** When the last required checkpoint completes at step
   g, the episode must also run steps g+1 .. g+post_goal_steps (rules active
   after the goal watch them) before it counts as finished.
-- **Finished** means every required checkpoint is complete, there is no
+- **Home gates.** A checkpoint flagged ``gate`` (the arm back at its start pose,
+  docs/protocol.md "Registers") is tracked like a required checkpoint (it
+  blocks later ones until it completes; a gate after the last checkpoint must
+  complete for the goal) but is no memory checkpoint: results, stage scores
+  and :attr:`completed_steps` leave gates out (:meth:`gate_steps` has them),
+  and completing one starts no new pour stage.
+- **Finished** means every required checkpoint (and gate) is complete, there is no
   violation, the post-goal window has passed and, for a counting task, the
   extra-pour monitor window has fully passed (the last step seen is >= t +
   monitor_steps).
@@ -60,6 +66,7 @@ from memobench.core.records import CheckpointResult
 from memobench.core.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"
+POUR_OUTSIDE_ZONE = "pour-outside-zone"  # violation: a counted pour started or ended outside the zone
 
 
 @dataclass(frozen=True)
@@ -67,8 +74,15 @@ class TrackedCheckpoint:
     """One checkpoint instance: a substituted predicate and its memory-op label."""
 
     predicate: Expr
-    op: MemoryOp
+    op: MemoryOp | None
     optional: bool = False
+    gate: bool = False  # a home gate: tracked in order, counted by no metric (op None)
+
+    def __post_init__(self) -> None:
+        if self.gate and (self.optional or self.op is not None):
+            raise ValueError("a gate is required and has no memory op")
+        if not self.gate and self.op is None:
+            raise ValueError("a memory checkpoint needs an op")
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,9 @@ class CountingMonitor:
     required: int
     monitor_steps: int = 30
     fail_on_extra: bool = True
+    # Pour zone (m, xy, object to target; None: no zone rule): every counted pour must start and
+    # end this close over the target, or the episode fails with :data:`POUR_OUTSIDE_ZONE`.
+    zone: float | None = None
 
     def __post_init__(self) -> None:
         if self.required < 1:
@@ -119,7 +136,7 @@ class CheckpointTracker:
         violations: Sequence[TrackedViolation] = (),
         post_goal_steps: int = 0,
     ) -> None:
-        if not checkpoints:
+        if not any(not c.gate for c in checkpoints):
             raise ValueError("CheckpointTracker needs at least one checkpoint")
         if post_goal_steps < 0:
             raise ValueError(f"post_goal_steps must be >= 0, got {post_goal_steps}")
@@ -170,7 +187,7 @@ class CheckpointTracker:
         poured = self._counters.update(view)
         self._monitor(step, poured)
         done = self._advance(view, step)
-        if any(not self.checkpoints[i].optional for i in done):
+        if any(not self.checkpoints[i].optional and not self.checkpoints[i].gate for i in done):
             self._counters.rebaseline(view)
         if self._goal_step is None and self.required_done:
             self._goal_step = step
@@ -194,6 +211,10 @@ class CheckpointTracker:
         mon = self.counting
         if mon is None:
             return
+        pair = (mon.object, mon.target)
+        outside = mon.zone is not None and pair in poured and max(self._counters.last_place(*pair)) > mon.zone
+        if outside and self._violation is None:
+            self._violation, self._violation_step = POUR_OUTSIDE_ZONE, step
         if self._window_start is None:
             if self._counters.count(mon.object, mon.target) >= mon.required:
                 self._window_start = step
@@ -221,9 +242,18 @@ class CheckpointTracker:
     # ------------------------------------------------------------ results
 
     @property
+    def _memory(self) -> list[int]:
+        """Indices of the memory checkpoints (every checkpoint but the gates)."""
+        return [i for i, c in enumerate(self.checkpoints) if not c.gate]
+
+    @property
     def completed_steps(self) -> list[int | None]:
-        """Per checkpoint, the step at which it completed, or None (a copy)."""
-        return list(self._completed)
+        """Per memory checkpoint (gates left out), the step at which it completed, or None (a copy)."""
+        return [self._completed[i] for i in self._memory]
+
+    def gate_steps(self) -> list[int | None]:
+        """Per home gate, in order, the step at which the arm was home, or None."""
+        return [s for c, s in zip(self.checkpoints, self._completed, strict=True) if c.gate]
 
     @property
     def violation(self) -> str | None:
@@ -292,22 +322,29 @@ class CheckpointTracker:
 
     @property
     def stage_score(self) -> float:
-        """Completed required / required checkpoints (1.0 if none are required)."""
-        req = self._required
+        """Completed required / required memory checkpoints (1.0 if none are required; gates left out)."""
+        req = [i for i in self._required if not self.checkpoints[i].gate]
         if not req:
             return 1.0
         return sum(self._completed[i] is not None for i in req) / len(req)
 
     @property
     def average_score(self) -> float:
-        """Completed / all checkpoints, optional ones included."""
-        return sum(s is not None for s in self._completed) / len(self.checkpoints)
+        """Completed / all memory checkpoints, optional ones included (gates left out)."""
+        steps = self.completed_steps
+        return sum(s is not None for s in steps) / len(steps)
 
     def results(self) -> list[CheckpointResult]:
-        """One :class:`CheckpointResult` per checkpoint, in order."""
+        """One :class:`CheckpointResult` per memory checkpoint, in order (gates left out)."""
         return [
-            CheckpointResult(index=i, op=c.op, optional=c.optional, completed=s is not None, step=s)
-            for i, (c, s) in enumerate(zip(self.checkpoints, self._completed, strict=True))
+            CheckpointResult(
+                index=k,
+                op=self.checkpoints[i].op,
+                optional=self.checkpoints[i].optional,
+                completed=self._completed[i] is not None,
+                step=self._completed[i],
+            )
+            for k, i in enumerate(self._memory)
         ]
 
     def pour_counts(self) -> dict[str, int]:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from memobench.core import expr
 from memobench.core.bindings import binding_label, resolve_reference
 from memobench.core.oracle import oracle_prompt
 from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
@@ -29,11 +28,9 @@ from memobench.core.taxonomy import classify_failure
 from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
-    CountingMonitor,
-    TrackedCheckpoint,
-    TrackedViolation,
 )
 from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.evaluation.tracking import build_tracker
 from memobench.experts.expert import Expert
 from memobench.experts.plans import plan_for
 from memobench.experts.scene import Scene
@@ -92,38 +89,6 @@ class EpisodeOutcome:
 
     record: EpisodeRecord
     frames: dict[str, list[np.ndarray]] = field(default_factory=dict)
-
-
-def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
-    """The checkpoint tracker of one episode, predicates bound to ``binding``."""
-
-    def bound(predicate: str) -> expr.Expr:
-        return expr.substitute(expr.parse(predicate), binding)
-
-    spec = task.spec
-    checkpoints = [TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional) for cp in spec.checkpoints]
-    index = {cp.id: i for i, cp in enumerate(spec.checkpoints)}
-    violations = [
-        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
-    ]
-    counting, pour_params = None, None
-    if task.spec.counting is not None:
-        c = task.spec.counting
-        counting = CountingMonitor(
-            c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
-        )
-        pour_params = {
-            "near_radius": c.near_radius,
-            "baseline_samples": c.baseline_samples,
-            "near_during": c.near_during,
-        }
-    return CheckpointTracker(
-        checkpoints,
-        counting=counting,
-        pour_params=pour_params,
-        violations=violations,
-        post_goal_steps=protocol.monitor_steps_for(task),
-    )
 
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
@@ -421,6 +386,7 @@ def make_record(
         average_score=tracker.average_score,
         pour_counts=tracker.pour_counts(),
         pour_tilts=tracker.pour_tilts(),
+        gates=tracker.gate_steps(),
         steps=steps,
         policy_queries=queries,
         short_chunk_queries=short_chunk_queries,

@@ -17,6 +17,12 @@ Three variants run the same plans (:class:`Mode`):
   invites (open what is closed, turn on what is off, pour again while the
   bottle is upright, search the top drawer first, take the first candidate in
   the row). It never concludes that a task is done unless the scene shows it.
+Every variant decides with the arm at home: before a decision, with its hand empty
+and every drawer, door and knob shut, the runner first brings the hand back to its
+start pose (:class:`GoHome`). Where the arm stopped (at the handle of the drawer it
+just shut) is then never part of what a decision sees, as the home gates of
+docs/protocol.md ("Registers") require of every policy.
+
 - ``slow``: full memory, at about half the expert's speed: it holds still
   for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
   The stand-in for a learned policy slower than the scripted expert.
@@ -32,7 +38,8 @@ import numpy as np
 
 from memobench.experts.control import OPEN, Forceful, hold_action
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Skill
+from memobench.experts.skills import MoveTo, Skill
+from memobench.sim.world import FINGERS_OPEN
 
 
 class Memory(dict):
@@ -57,6 +64,7 @@ SLOW_PAUSES = 2
 # servo's commands are small, left the hand stalled a few millimetres short of a grasp
 # (P02: the butter never grasped in 1,300 steps).
 SLOW_FROM = 0.3
+HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
 
 
 class Plan:
@@ -95,6 +103,19 @@ class Plan:
         return options[int(rng.integers(len(options)))]
 
 
+class GoHome(MoveTo):
+    """Bring the hand back to its start pose, fingers open (the pose ``home()`` tests)."""
+
+    def __init__(self, scene: Scene):
+        pos, rot = scene.home_pose()
+        super().__init__(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home")
+
+
+def needs_home(scene: Scene) -> bool:
+    """Before a decision: the hand is empty, everything is shut, and the hand is not home."""
+    return scene.finger_gap() >= FINGERS_OPEN and scene.all_shut() and not scene.at_home()
+
+
 class Expert:
     """Runs a plan step by step; copied whole (``copy.deepcopy``) to roll back a look-ahead."""
 
@@ -107,6 +128,7 @@ class Expert:
         self.skill: Skill | None = None
         self.done = False
         self.decisions = 0
+        self._homed = False  # the last skill brought the hand home: decide now
 
     def start(self, scene: Scene, cue_states: Sequence[np.ndarray]) -> None:
         self.plan.remember_cue(cue_states, scene, self.memory)
@@ -137,16 +159,21 @@ class Expert:
             if self.skill is None:
                 if self.done:
                     break
-                if self.memoryless:
-                    self.memory.clear()
-                self.skill = self.plan.next_skill(scene, self.memory, self.rng)
-                self.decisions += 1
-                if self.skill is None:
-                    self.done = True
-                    break
+                if not self._homed and needs_home(scene):
+                    self.skill, self._homed = GoHome(scene), True
+                else:
+                    self._homed = False
+                    if self.memoryless:
+                        self.memory.clear()
+                    self.skill = self.plan.next_skill(scene, self.memory, self.rng)
+                    self.decisions += 1
+                    if self.skill is None:
+                        self.done = True
+                        break
             action = self.skill.act(scene)
             if action is not None:
                 return action
-            self.plan.remember(self.skill, scene, self.memory)
+            if not isinstance(self.skill, GoHome):
+                self.plan.remember(self.skill, scene, self.memory)
             self.skill = None
         return hold_action(OPEN)

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.sim.env import SimEnv
+from memobench.sim.env import GRIP_SITE, SimEnv
 
 LIFT_HEIGHT = 0.05  # metres above the start height that count as "lifted"
 UPRIGHT_TILT = 0.2  # radians: an object tilted less than this stands upright
 NEAR_DISTANCE = 0.10  # metres, xy, for near(a, b)
+# home(): the hand back at its start pose. Within 3 cm and 0.35 rad (20 degrees) of where the
+# tracking started, fingers open: a pose the arm can reach again after any skill, and far too
+# coarse to tell a drawer or a count by (docs/protocol.md, "Registers").
+HOME_DISTANCE = 0.03
+HOME_TURN = 0.35
+FINGERS_OPEN = 0.07  # metres between the finger joints (0.077 at the start, under 0.01 closed on nothing)
 
 # Where MEMOBench's "closed" departs from LIBERO's (joint value above which a part is
 # closed, per fixture class). LIBERO calls a cabinet drawer closed only at q > 0, but
@@ -35,6 +41,7 @@ class WorldView:
         self._env = env
         self._ref_pos: dict[str, np.ndarray] = {}
         self._ref_up: dict[str, np.ndarray] = {}
+        self._ref_rot: dict[str, np.ndarray] = {}
 
     # -- helpers -----------------------------------------------------------------
     @property
@@ -57,14 +64,21 @@ class WorldView:
         quat_wxyz = self._state(name).get_geom_state()["quat"]
         return quat2mat(np.roll(quat_wxyz, -1))  # robosuite expects xyzw
 
+    def hand_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """The grip site's world position (m) and 3x3 rotation now."""
+        data = self._env.sim.data
+        return np.array(data.get_site_xpos(GRIP_SITE)), np.array(data.get_site_xmat(GRIP_SITE)).reshape(3, 3)
+
     def set_reference(self) -> None:
-        """Record every object's current pose as its rest pose (start height, up axis)."""
+        """Record every object's current pose as its rest pose (start height, up axis, rotation)."""
         self._ref_pos.clear()
         self._ref_up.clear()
+        self._ref_rot.clear()
         for name in self._lib.objects_dict:
             self._ref_pos[name] = self.position(name)
+            self._ref_rot[name] = self._rotation(name)
             # The body-frame axis that points up at rest; tilt is measured from it.
-            self._ref_up[name] = self._rotation(name).T @ np.array([0.0, 0.0, 1.0])
+            self._ref_up[name] = self._ref_rot[name].T @ np.array([0.0, 0.0, 1.0])
         # Fixtures and region sites move too (a drawer's region slides out with it): the
         # arena's stages measure such moves from here (shift_x/y/z).
         for name in (*self._lib.fixtures_dict, *self._lib.object_sites_dict):
@@ -158,11 +172,14 @@ class WorldView:
     def _q_distance(self, a: str, b: str) -> float:
         return float(np.linalg.norm(self.position(a)[:2] - self.position(b)[:2]))
 
-    def _shift(self, a: str, axis: int) -> float:
-        if a not in self._ref_pos:
+    def _reference(self, table: dict[str, np.ndarray], a: str) -> np.ndarray:
+        if a not in table:
             self._state(a)  # an unknown name fails here, listing the known ones
             raise KeyError(f"{a} has no start pose (set_reference was not called after the scene was built)")
-        return float(self.position(a)[axis] - self._ref_pos[a][axis])
+        return table[a]
+
+    def _shift(self, a: str, axis: int) -> float:
+        return float(self.position(a)[axis] - self._reference(self._ref_pos, a)[axis])
 
     def _q_shift_x(self, a: str) -> float:
         return self._shift(a, 0)
@@ -173,6 +190,29 @@ class WorldView:
     def _q_shift_z(self, a: str) -> float:
         return self._shift(a, 2)
 
+    def _q_displacement(self, o: str) -> float:
+        return float(np.linalg.norm(self.position(o) - self._reference(self._ref_pos, o)))
+
+    def _q_rotation(self, o: str) -> float:
+        return _angle(self._rotation(o) @ self._reference(self._ref_rot, o).T)
+
+    def at_home(self) -> bool:
+        """The hand back at the pose it had at reset (:attr:`SimEnv.home_pose`, the same in every
+        episode of a scene), within :data:`HOME_DISTANCE` and :data:`HOME_TURN`, fingers open."""
+        if self._env.home_pose is None:
+            raise RuntimeError("home() before the env was reset")
+        pos, rot = self.hand_pose()
+        home_pos, home_rot = self._env.home_pose
+        fingers = self._env.robot_state()[6:8]
+        return bool(
+            np.linalg.norm(pos - home_pos) <= HOME_DISTANCE
+            and _angle(rot @ home_rot.T) <= HOME_TURN
+            and float(fingers[0] - fingers[1]) >= FINGERS_OPEN
+        )
+
+    def _q_home(self) -> bool:
+        return self.at_home()
+
     def _q_offset_x(self, a: str, b: str) -> float:
         return float(self.position(a)[0] - self.position(b)[0])
 
@@ -181,3 +221,8 @@ class WorldView:
 
     def _q_offset_z(self, a: str, b: str) -> float:
         return float(self.position(a)[2] - self.position(b)[2])
+
+
+def _angle(rotation: np.ndarray) -> float:
+    """The angle (rad) of a 3x3 rotation matrix, about whatever axis."""
+    return float(np.arccos(np.clip((np.trace(rotation) - 1.0) / 2.0, -1.0, 1.0)))
