@@ -140,11 +140,11 @@ def pour_tracker(zone: float | None) -> CheckpointTracker:
 
 
 def test_a_pour_must_start_and_end_in_the_zone() -> None:
-    assert run(pour_tracker(0.06), pour_trace(0.04, 0.05)).violation is None
-    started_out = run(pour_tracker(0.06), pour_trace(0.10, 0.05))  # near (0.15) but outside the zone
+    assert run(pour_tracker(0.12), pour_trace(0.04, 0.05)).violation is None
+    started_out = run(pour_tracker(0.12), pour_trace(0.13, 0.05))  # near (0.15) but outside the zone
     assert started_out.pour_counts() == {"bottle->bowl": 1} and started_out.violation == POUR_OUTSIDE_ZONE
-    assert run(pour_tracker(0.06), pour_trace(0.04, 0.12)).violation == POUR_OUTSIDE_ZONE
-    assert run(pour_tracker(None), pour_trace(0.10, 0.12)).violation is None  # the arena: no zone
+    assert run(pour_tracker(0.12), pour_trace(0.04, 0.14)).violation == POUR_OUTSIDE_ZONE
+    assert run(pour_tracker(None), pour_trace(0.13, 0.14)).violation is None  # the arena: no zone
 
 
 def test_pour_counter_keeps_where_each_pour_started_and_ended() -> None:

@@ -38,8 +38,7 @@ import numpy as np
 
 from memobench.experts.control import OPEN, Forceful, hold_action
 from memobench.experts.scene import Scene
-from memobench.experts.skills import MoveTo, Skill
-from memobench.sim.world import FINGERS_OPEN
+from memobench.experts.skills import Chain, MoveTo, Rise, Skill
 
 
 class Memory(dict):
@@ -65,6 +64,7 @@ SLOW_PAUSES = 2
 # (P02: the butter never grasped in 1,300 steps).
 SLOW_FROM = 0.3
 HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
+HOME_BACKOFF = 0.08  # metres GoHome backs away (toward the robot, -x) from a fixture before it rises
 
 
 class Plan:
@@ -103,17 +103,30 @@ class Plan:
         return options[int(rng.integers(len(options)))]
 
 
-class GoHome(MoveTo):
-    """Bring the hand back to its start pose, fingers open (the pose ``home()`` tests)."""
+class GoHome(Chain):
+    """Bring the hand back to its start pose, fingers open (the pose ``home()`` tests).
+
+    Clear of what it worked first: a hand pointing down (over an object it let go) rises
+    straight up to the home height; a hand turned to a fixture (a drawer handle, a knob)
+    backs away from it toward the robot, then rises. Then it servoes home.
+    """
 
     def __init__(self, scene: Scene):
         pos, rot = scene.home_pose()
-        super().__init__(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home")
+        parts: list[Skill] = []
+        if scene.eef_rot()[2, 2] > -0.9:  # the approach axis is not pointing down: at a fixture
+            back = scene.eef_pos() - np.array([HOME_BACKOFF, 0.0, 0.0])
+            parts.append(MoveTo(back, None, OPEN, tol=0.02, max_steps=60, name="back off"))
+        parts += [
+            Rise(pos[2], None, OPEN, max_steps=120, name="rise"),
+            MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"),
+        ]
+        super().__init__(parts, name="home", tolerant=True)
 
 
 def needs_home(scene: Scene) -> bool:
-    """Before a decision: the hand is empty, everything is shut, and the hand is not home."""
-    return scene.finger_gap() >= FINGERS_OPEN and scene.all_shut() and not scene.at_home()
+    """Before a decision: the hand holds nothing, everything is shut, and the hand is not home."""
+    return not scene.holding() and scene.all_shut() and not scene.at_home()
 
 
 class Expert:

@@ -53,6 +53,10 @@ class Scene:
         fixtures = declared_section(self.env.bddl, "fixtures")
         return all(self.check(shut, part) for part, shut in fixture_parts(fixtures))
 
+    def holding(self) -> bool:
+        """The gripper holds one of the scene's objects."""
+        return any(self.grasped(name) for name in self.env.libero.objects_dict)
+
     def finger_gap(self) -> float:
         """Distance between the finger joints (about 0.08 open, under 0.01 closed on nothing)."""
         q = self.env.robot_state()[6:8]
