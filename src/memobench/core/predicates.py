@@ -92,10 +92,11 @@ class Signature:
 _STATE_BOOL = {
     "on": (2, "a rests on b"),
     "in": (2, "a is inside b (region or container)"),
-    "open": (1, "fixture f is open"),
-    "closed": (1, "fixture f is closed"),
-    "turned_on": (1, "fixture f (stove) is on"),
-    "turned_off": (1, "fixture f (stove) is off"),
+    "open": (1, "fixture f is open (LIBERO's test)"),
+    "closed": (1, "fixture f is closed: every part within its shut band"),
+    "ajar": (1, "a part of fixture f rests between its shut band and open, its joint still"),
+    "turned_on": (1, "fixture f (stove) is on (LIBERO's test)"),
+    "turned_off": (1, "fixture f (stove) is off: its knob within its shut band"),
     "grasped": (1, "the gripper holds o"),
     "lifted": (1, "o is lifted off its support"),
     "upright": (1, "o stands upright"),
@@ -108,7 +109,7 @@ _STATE_NUMBER = {
     "opening": (
         1,
         "how far fixture f stands from shut or off: metres a drawer is pulled out, "
-        "radians a door or knob is turned (its joint value's magnitude)",
+        "radians a door or knob is turned (0 when pressed past shut into its stop)",
     ),
     # Per-axis measures for the arena's stage thresholds (docs/arena.md), which are boxes
     # around a target and moves relative to the pose at the start of the policy phase.
