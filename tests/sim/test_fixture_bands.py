@@ -1,6 +1,6 @@
 """The fixture bands (simulator-free): shut, open, ajar and what an observation reads, per class.
 
-Values are worked out by hand from the table (drawer shut 5 mm, door 0.02 rad, knob 0.05 rad;
+Values are worked out by hand from the table (drawer shut 5 mm, door 0.05 rad, knob 0.05 rad;
 drawers and the door open toward negative joint values, the knob toward positive ones).
 """
 
@@ -33,7 +33,7 @@ def test_opening_is_measured_in_the_direction_the_part_opens(band, q, opening) -
 
 @pytest.mark.parametrize(
     ("band", "inside", "outside"),
-    [(DRAWER, -0.004, -0.006), (DOOR, -0.019, -0.021), (KNOB, 0.049, 0.051)],
+    [(DRAWER, -0.004, -0.006), (DOOR, -0.049, -0.051), (KNOB, 0.049, 0.051)],
 )
 def test_within_the_shut_band_a_joint_reads_exactly_zero_outside_its_raw_value(band, inside, outside) -> None:
     assert band.shut_at(inside) and not band.shut_at(outside)
