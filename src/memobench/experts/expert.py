@@ -38,7 +38,7 @@ import numpy as np
 
 from memobench.experts.control import OPEN, Forceful, hold_action
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Chain, MoveTo, Rise, Skill
+from memobench.experts.skills import BackOff, Chain, MoveTo, Rise, Skill
 
 
 class Memory(dict):
@@ -115,8 +115,7 @@ class GoHome(Chain):
         pos, rot = scene.home_pose()
         parts: list[Skill] = []
         if scene.eef_rot()[2, 2] > -0.9:  # the approach axis is not pointing down: at a fixture
-            back = scene.eef_pos() - np.array([HOME_BACKOFF, 0.0, 0.0])
-            parts.append(MoveTo(back, None, OPEN, tol=0.02, max_steps=60, name="back off"))
+            parts.append(BackOff(HOME_BACKOFF))
         parts += [
             Rise(pos[2], None, OPEN, max_steps=120, name="rise"),
             MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"),

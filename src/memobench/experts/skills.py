@@ -184,6 +184,23 @@ class Rise(Skill):
         return pose_action(scene.eef_pos(), scene.eef_rot(), target, _resolve(self.rot, scene), self.grip)
 
 
+class BackOff(Skill):
+    """Move ``distance`` m straight toward the robot (-x) from where the skill started, keeping the
+    hand's orientation: away from a fixture's handle or knob (fixtures face the robot)."""
+
+    def __init__(self, distance: float, grip: float = OPEN, *, tol: float = 0.02, max_steps: int = 60):
+        super().__init__()
+        self.distance, self.grip, self.tol, self.max_steps, self.name = distance, grip, tol, max_steps, "back off"
+        self.target: np.ndarray | None = None
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if self.target is None:
+            self.target = scene.eef_pos() - np.array([self.distance, 0.0, 0.0])
+        if np.linalg.norm(scene.eef_pos() - self.target) < self.tol:
+            return self.finish(True)
+        return pose_action(scene.eef_pos(), scene.eef_rot(), self.target, None, self.grip)
+
+
 TABLE_Z = 0.90  # the kitchen table's top, world z
 
 
