@@ -225,9 +225,7 @@ def test_a_success_is_decided_at_the_horizon_and_arenas_protocol_ends_it_after_i
     assert (arena.success, arena.end_reason, arena.steps) == (True, "success", goal + t01.spec.monitor_steps + 1)
 
 
-def test_a_redo_after_the_post_goal_window_is_a_violation_under_memobenchs_protocol(
-    t01: Task, t01_env: SimEnv
-) -> None:
+def test_a_redo_after_the_post_goal_window_is_a_violation_under_memobenchs_protocol(t01: Task, t01_env: SimEnv) -> None:
     wait = t01.spec.monitor_steps + 20
     strict = run(t01, t01_env, RedoAfterWindow(wait), horizon=600)
     lenient = run(t01, t01_env, RedoAfterWindow(wait), horizon=600, commitments_to_horizon=False)
