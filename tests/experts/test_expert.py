@@ -190,7 +190,9 @@ def fake_policy(monkeypatch):
 
 
 def query(policy, step):
-    return policy.infer_actions({"privileged/task": Task(), "privileged/snapshot": step, "step": step}, "", 224)
+    return policy.infer_actions(
+        {"privileged/task": Task(), "privileged/snapshot": step, "privileged/step": step}, "", 224
+    )
 
 
 @pytest.mark.parametrize("replan", [1, 2, 3, 4])

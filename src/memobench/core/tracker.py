@@ -46,13 +46,16 @@ Semantics (docs/protocol.md, "Checkpoints" and "Commitments"):
   complete for the goal) but is no memory checkpoint: results, stage scores
   and :attr:`completed_steps` leave gates out (:meth:`gate_steps` has them),
   and completing one starts no new pour stage.
-- **Finished** means every required checkpoint (and gate) is complete, there is no
-  violation, the post-goal window has passed and, for a counting task, the
-  extra-pour monitor window has fully passed (the last step seen is >= t +
-  monitor_steps).
+- **Finished** means the episode is a success if it stops now: every required
+  checkpoint (and gate) is complete, there is no violation, the post-goal window
+  has passed and, for a counting task, the extra-pour monitor window has fully
+  passed (the last step seen is >= t + monitor_steps).
 
-The tracker never stops by itself: the caller ends the episode on
-``finished``, on ``violation`` or at the horizon.
+The tracker never stops by itself. The caller ends the episode on a
+``violation`` and at the horizon, a success if ``finished`` there
+(MEMOBench's protocol: the commitments hold to the horizon, and the post-goal
+window is the fewest steps that must follow the goal before it); under
+RoboMemArena's protocol it also ends it as soon as ``finished``.
 """
 
 from __future__ import annotations
@@ -240,6 +243,15 @@ class CheckpointTracker:
         return done
 
     # ------------------------------------------------------------ results
+
+    def hold_until(self, step: int) -> None:
+        """Count the steps up to ``step`` as seen with nothing changing: no checkpoint completes,
+        no rule fires, no pour. The caller's guarantee (a finished policy in a still scene, the
+        harness's ``Stillness``); only the windows' clocks move, so :attr:`finished` then says
+        whether the episode would be a success at ``step``. ValueError for a step before the last seen."""
+        if self._last_step is not None and step < self._last_step:
+            raise ValueError(f"cannot hold until step {step}: step {self._last_step} was seen")
+        self._last_step = step
 
     @property
     def _memory(self) -> list[int]:
