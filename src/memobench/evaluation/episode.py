@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from memobench.core import expr
 from memobench.core.bindings import binding_label, resolve_reference
 from memobench.core.oracle import oracle_prompt
 from memobench.core.records import EpisodeRecord, EpisodeStatus, Violation
@@ -98,7 +99,8 @@ class Stillness:
         self._last: tuple | None = None
 
     def settled(self, speed: float) -> bool:
-        state = (tuple(self.tracker.completed_steps), self.tracker.violation)
+        tracker = self.tracker
+        state = (tuple(tracker.completed_steps), tuple(tracker.gate_steps()), tracker.violation)
         if speed < STILL_SPEED and state == self._last:
             self.still_steps += 1
         else:
