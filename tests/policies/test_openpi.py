@@ -23,6 +23,7 @@ import websockets.exceptions
 import websockets.sync.server
 
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
+from memobench.policies.adapter import AdapterGuard, policy_receives
 from memobench.policies.builtin import RandomPolicy
 from memobench.policies.remote import OPENPI_KEYS, PolicyServer, RemotePolicy, RemotePolicyError
 from memobench.policies.wire import packb, unpackb
@@ -164,6 +165,19 @@ def test_mirror_images_flips_every_image_left_right_and_nothing_else():
         assert np.array_equal(b[key], a[key][:, ::-1]) and not np.array_equal(b[key], a[key])
     assert np.array_equal(b["prompt_video"], video[:, :, ::-1]) and np.array_equal(a["prompt_video"], video)
     assert np.array_equal(b["observation/state"], a["observation/state"]) and b["prompt"] == a["prompt"]
+
+
+def test_only_a_server_that_lists_begin_episode_is_given_the_episode_generator(stock):
+    server = PolicyServer(RandomPolicy(chunk=4), port=0)
+    memobench, openpi = RemotePolicy(port=server.start()), RemotePolicy(port=stock.port)
+    try:
+        assert policy_receives(memobench) == {"episode_rng": True, "privileged": False}
+        assert policy_receives(openpi) == {"episode_rng": False, "privileged": False}
+        guard = AdapterGuard(openpi)
+        guard.begin_episode(np.random.default_rng(0))  # what the harness calls: nothing is sent
+        assert not guard.takes_episode_rng and stock.received == []
+    finally:
+        memobench.close(), openpi.close(), server.stop()
 
 
 def test_metadata_that_is_not_a_list_of_control_messages_counts_as_none():

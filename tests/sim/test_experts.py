@@ -71,7 +71,7 @@ def run_expert(suite, envs, task_id, episode, replan, policy=None):
             plan,
             envs(task, plan),
             AdapterGuard(recorder, timeout=None),
-            Protocol(replan_steps=replan, adapter_timeout=0),
+            Protocol(replan_steps=replan, adapter_timeout=0, end_when_finished=True),  # not to the horizon
         )
     finally:
         if own:  # its forward model holds an env (~0.8 GB): do not leave it to the GC

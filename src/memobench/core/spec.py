@@ -115,8 +115,9 @@ class ViolationSpec(_Frozen):
 
     Active from the step checkpoint ``after`` completes (from the first step when
     None) until the step checkpoint ``until`` completes (to the end when None).
-    A rule ``after`` the task's last required checkpoint is a *post-goal* rule:
-    it watches the ``monitor_steps`` window run before success is declared.
+    A rule ``after`` the task's last required checkpoint is a *post-goal* rule: it
+    watches every step after the goal (to the horizon under MEMOBench's protocol; the
+    ``monitor_steps`` window under RoboMemArena's, whose end declares success).
     History nodes in ``predicate`` (``ever``, ``then``, ``held``) start fresh when
     the rule becomes active.
     """

@@ -103,9 +103,9 @@ class Protocol(BaseModel):
         None,
         ge=0,
         description=(
-            "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
-            "each task's own; overriding it is for diagnostics). An arena counting task has none: its episode ends "
-            "with the extra-pour monitor."
+            "Post-goal window: the fewest steps between the last required checkpoint and the horizon for a success "
+            "(--protocol robomemarena: the steps run after it before success ends the episode). Default: each task's "
+            "own; overriding it is for diagnostics. An arena counting task has none: the extra-pour monitor ends it."
         ),
         json_schema_extra={"cli": ["--monitor-steps", "--post-goal-steps"]},
     )
