@@ -87,7 +87,7 @@ class EpisodeRecord(BaseModel):
     # from ledgers written before it was recorded)
     pour_tilts: dict[str, list[float]] = Field(default_factory=dict)
     steps: int  # control steps executed in the policy phase
-    policy_queries: int = 0
+    policy_queries: int = 0  # queries whose chunk ran (a cue task's cue query, its chunk discarded, is not one)
     # Queries whose chunk had fewer rows than ``replan_steps``: all its rows ran, then the policy
     # was queried again (never padded), so the interval was shorter there. 0 in older ledgers.
     short_chunk_queries: int = 0
