@@ -171,3 +171,34 @@ def test_rgb_mode_shows_the_cameras_and_the_cue() -> None:
         assert env.observation_space.contains(obs)
     finally:
         env.close()
+
+
+def test_a_success_is_reported_at_the_horizon_not_at_the_goal() -> None:
+    """The commitments hold to the horizon: the drawers checked by step 30 are a success only when the
+    episode is truncated at its horizon (the goal plus the post-goal window, plus 10), with the sparse
+    reward there; and the observation has no step."""
+    from tests.sim.scripting import set_joint
+
+    from memobench.core.suite import Suite
+
+    horizon = 30 + Suite.load().get("T03-check-all-drawers").spec.monitor_steps + 10
+    env = gymnasium.make("MEMOBench/T03-check-all-drawers-v1", horizon=horizon).unwrapped
+    try:
+        obs, _ = env.reset(seed=7)
+        assert not {"episode", "step"} & set(obs)
+        edits = {}
+        for level, (opened, shut) in zip(("top", "middle", "bottom"), ((4, 9), (14, 19), (24, 29)), strict=True):
+            edits[opened] = (f"wooden_cabinet_1_{level}_level", -0.15)
+            edits[shut] = (f"wooden_cabinet_1_{level}_level", 0.002)
+        rewards, ends = [], []
+        for step in range(horizon):
+            _, reward, terminated, truncated, info = env.step(NOOP_ACTION.astype(np.float32))
+            if step in edits:
+                set_joint(env._sim, *edits[step])
+            rewards.append(reward)
+            ends.append((terminated, truncated))
+        assert info["checkpoints_completed"].all() and info["success"] and info["end_reason"] == "success"
+        assert rewards == [0.0] * (horizon - 1) + [1.0]
+        assert ends == [(False, False)] * (horizon - 1) + [(False, True)]
+    finally:
+        env.close()
