@@ -214,6 +214,11 @@ report)
         # a training variant also against the plain recipe's second seed: a gap that holds
         # against both seeds is more than the luck of one training run
         plain=${name%%-*}
+        # a variant's second seed also against the plain recipe's first (its first seed already is):
+        # each run of a variant is read against both runs of the plain recipe
+        if [[ $name == *-*-reseed ]] && [ -e "$ROOT/eval/$plain/run.json" ]; then
+            memobench compare "$ROOT/eval/$plain" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$plain"
+        fi
         case $name in "$plain" | "$plain-reseed" | *-shuffled | *-rgb) continue ;; esac
         [ -e "$ROOT/eval/$plain-reseed/run.json" ] || continue
         memobench compare "$ROOT/eval/$plain-reseed" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$plain-reseed"
