@@ -199,7 +199,7 @@ report)
     # every run folder under eval/ and sweep/ (a sweep holds one per replan interval)
     runs=$(find "$ROOT/eval" "$ROOT/sweep" -name run.json -printf '%h\n' 2>/dev/null | sort || true)
     [ -n "$runs" ] || { echo "no run folders under $ROOT/eval or $ROOT/sweep yet" >&2; exit 1; }
-    memobench report $runs --out docs/baselines-report
+    memobench report $runs --out docs/baselines-report --link-figures
     # memory against memoryless, and each variant against its plain policy
     for name in $(ls "$ROOT/eval"); do
         case $name in
