@@ -199,7 +199,7 @@ report)
     # every run folder under eval/ and sweep/ (a sweep holds one per replan interval)
     runs=$(find "$ROOT/eval" "$ROOT/sweep" -name run.json -printf '%h\n' 2>/dev/null | sort || true)
     [ -n "$runs" ] || { echo "no run folders under $ROOT/eval or $ROOT/sweep yet" >&2; exit 1; }
-    memobench report $runs --out docs/baselines-report
+    memobench report $runs --out docs/baselines-report --link-figures
     # memory against memoryless, and each variant against its plain policy
     for name in $(ls "$ROOT/eval"); do
         case $name in
@@ -214,6 +214,11 @@ report)
         # a training variant also against the plain recipe's second seed: a gap that holds
         # against both seeds is more than the luck of one training run
         plain=${name%%-*}
+        # a variant's second seed also against the plain recipe's first (its first seed already is):
+        # each run of a variant is read against both runs of the plain recipe
+        if [[ $name == *-*-reseed ]] && [ -e "$ROOT/eval/$plain/run.json" ]; then
+            memobench compare "$ROOT/eval/$plain" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$plain"
+        fi
         case $name in "$plain" | "$plain-reseed" | *-shuffled | *-rgb) continue ;; esac
         [ -e "$ROOT/eval/$plain-reseed/run.json" ] || continue
         memobench compare "$ROOT/eval/$plain-reseed" "$ROOT/eval/$name" --out "docs/baselines-report/compare/$name-vs-$plain-reseed"

@@ -6,44 +6,13 @@ import copy
 
 import numpy as np
 import pytest
-from tests.experts.arena_fakes import NoChoices
+from tests.experts.arena_fakes import CHECK_START, DrawerScene, NoChoices, Picks, cheese_follows
 
 from memobench.experts.drawers import CloseDrawer, OpenDrawer
 from memobench.experts.plans import arena_drawers, plan_for
 from memobench.experts.skills import Chain
 
-SITE = {"top": (-0.017, 0.311, 0.627), "middle": (-0.017, 0.311, 0.558), "bottom": (-0.017, 0.311, 0.488)}
 TABLE_SPOT = {"cookies_1": (-0.12, -0.10, 0.433), "butter_1": (-0.15, 0.05, 0.433)}
-
-
-class DrawerScene:
-    """Drawer joints, item positions, the held item and the hidden ones."""
-
-    def __init__(self, opened: dict[str, float], items: dict[str, tuple], held=None, hidden=()):
-        self.q = {level: opened.get(level, 0.0) for level in SITE}
-        self.items = {k: np.array(v, dtype=float) for k, v in items.items()}
-        self.held, self.hidden_items = held, set(hidden)
-
-    def joint(self, name: str) -> float:
-        return self.q[name.split("_")[-2]]
-
-    def pos(self, name: str) -> np.ndarray:
-        if name.endswith("_region"):
-            level = name.split("_")[-2]
-            return np.array(SITE[level]) + np.array([0.0, self.q[level], 0.0])
-        return self.items[name]
-
-    def grasped(self, name: str) -> bool:
-        return name == self.held
-
-    def hidden(self, name: str) -> bool:
-        return name in self.hidden_items
-
-    def eef_pos(self) -> np.ndarray:
-        return np.array([-0.06, 0.0, 0.67])
-
-    def table_top(self) -> float:
-        return 0.424
 
 
 def decide(scene: DrawerScene, reactive: bool = False):
@@ -71,27 +40,6 @@ def test_a11_walks_its_stages_from_the_scene_alone(reactive):
     assert isinstance(decide(both, reactive), CloseDrawer)  # the optional last stage
     done = DrawerScene({}, {"cookies_1": (-0.017, 0.31, 0.61), "butter_1": (-0.02, 0.31, 0.54)}, hidden=TABLE_SPOT)
     assert decide(done, reactive) is None
-
-
-# A04 / A05: check the three drawers, then store the butter in the target.
-CHEESE_IN_TOP = (-0.017, 0.311, 0.607)  # on the top drawer's floor, 2 cm under its site
-CHECK_START = {"butter_1": (-0.12, -0.10, 0.433), "cream_cheese_1": CHEESE_IN_TOP}
-
-
-class Picks:
-    """A generator whose draws are given in advance (the memoryless plan's guesses)."""
-
-    def __init__(self, *indices: int):
-        self.indices = list(indices)
-
-    def integers(self, n):
-        return self.indices.pop(0)
-
-
-def cheese_follows(opened: dict[str, float]) -> dict[str, tuple]:
-    """The start's items, the cream cheese moved with the top drawer."""
-    x, y, z = CHEESE_IN_TOP
-    return dict(CHECK_START, cream_cheese_1=(x, y + opened.get("top", 0.0), z))
 
 
 @pytest.mark.parametrize(("task_id", "target"), [("A04-drawer-butter", "top"), ("A05-butter-middle-drawer", "middle")])

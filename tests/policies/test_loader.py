@@ -323,17 +323,18 @@ def test_unknown_builtin_suggests_the_closest(name: str, suggestion: str) -> Non
     # The closest name comes first (the other built-in may follow, both are short words).
     assert message.startswith(f"unknown policy {name!r}; did you mean {suggestion}")
     assert message.endswith(
-        "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, remote, checkpoint)"
+        "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, arena-exploit, "
+        "arena-exploit-register, remote, checkpoint)"
     )
 
 
 def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
     with pytest.raises(AdapterSpecError) as info:
-        builtin_spec("openvla-oft")
+        builtin_spec("openvla")
     assert (
         str(info.value)
-        == "unknown policy 'openvla-oft' (built-in: noop, random, expert, expert-memoryless, expert-reactive, "
-        "expert-slow, remote, checkpoint)"
+        == "unknown policy 'openvla' (built-in: noop, random, expert, expert-memoryless, expert-reactive, "
+        "expert-slow, arena-exploit, arena-exploit-register, remote, checkpoint)"
     )
     assert list(BUILTIN_POLICIES) == [
         "noop",
@@ -342,6 +343,8 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
         "expert-memoryless",
         "expert-reactive",
         "expert-slow",
+        "arena-exploit",
+        "arena-exploit-register",
         "remote",
         "checkpoint",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 from PIL import Image
@@ -101,3 +102,14 @@ def test_taxonomy_panel_titles_that_would_overrun_their_panel_are_cut_at_a_hyphe
     long = "S10-one-drawer-retrieve-red-cream-cheese-and-pudding"
     assert _panel_title(long) == "S10-one-drawer-retrieve-red-cream-cheese…"
     assert len(_panel_title(long)) <= PANEL_TITLE_CHARS
+
+
+def test_linked_figures_point_into_the_report_folder(tmp_path, built_report):
+    runs = sorted(p for p in (built_report.parent / "runs").iterdir())
+    out = tmp_path / "linked"
+    build_report(runs, out, videos=False, link_figures=True)
+    page = (out / "index.html").read_text()
+    sources = re.findall(r'<img class="fig" src="([^"]+)"', page)
+    assert "data:image" not in page and len(sources) == 6
+    assert "figures/heatmap.png" in sources and all((out / src).is_file() for src in sources)
+    assert (out / "index.html").stat().st_size < (built_report / "index.html").stat().st_size / 3

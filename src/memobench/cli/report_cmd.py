@@ -33,6 +33,13 @@ def report_command(
     arena_in_tables: Annotated[
         bool, typer.Option(help="Count arena tasks in the MEMOBench tables too (they always get the arena table).")
     ] = False,
+    link_figures: Annotated[
+        bool,
+        typer.Option(
+            help="Link the figures from index.html (figures/...) instead of embedding them: a smaller page "
+            "that must stay beside its figures folder."
+        ),
+    ] = False,
 ) -> None:
     """Tables (Markdown, CSV, LaTeX), figures (PNG, PDF) and index.html from the runs' ledgers."""
     from rich.table import Table as RichTable
@@ -44,7 +51,7 @@ def report_command(
 
     console = Console()
     try:
-        result = build_report(run_dirs, out, videos=videos, arena_in_tables=arena_in_tables)
+        result = build_report(run_dirs, out, videos=videos, arena_in_tables=arena_in_tables, link_figures=link_figures)
     except ReportError as e:
         raise fail(str(e)) from None
     # The full main table is wide (4 metrics x types): the terminal gets the macro columns.

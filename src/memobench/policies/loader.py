@@ -24,6 +24,9 @@ BUILTIN_POLICIES: dict[str, str] = {
     "expert-memoryless": "memobench.experts.policy:MemorylessExpertPolicy",
     "expert-reactive": "memobench.experts.policy:ReactiveExpertPolicy",
     "expert-slow": "memobench.experts.policy:SlowExpertPolicy",
+    # memoryless exploits of RoboMemArena's scoring (the arena suite): docs/arena.md
+    "arena-exploit": "memobench.experts.arena_exploits:ArenaExploitPolicy",
+    "arena-exploit-register": "memobench.experts.arena_exploits:ArenaRegisterExploitPolicy",
     "remote": "memobench.policies.remote:RemotePolicy",  # a websocket policy server (memobench serve, openpi)
     "checkpoint": "memobench.training.checkpoint_policy:CheckpointPolicy",  # memobench train's output (torch)
 }

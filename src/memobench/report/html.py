@@ -1,7 +1,8 @@
 """The report's ``index.html``: one file with inline CSS, the tables and the figures.
 
-Figures are embedded as base64 PNG data URIs, so the page works when opened
-alone (mailed, attached). Videos are too large to embed: they are linked
+Figures are embedded as base64 PNG data URIs by default, so the page works when
+opened alone (mailed, attached); a report kept beside its ``figures/`` folder (a
+committed copy) can link them instead, at a third of the size. Videos are too large to embed: they are linked
 relative to the page (``videos/...`` inside the report folder). No script,
 no network resource.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,8 +55,8 @@ def data_uri(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
 
-def _figure(png: Path, alt: str) -> str:
-    return f'<img class="fig" src="{data_uri(png)}" alt="{html.escape(alt)}">'
+def _figure(src: str, alt: str) -> str:
+    return f'<img class="fig" src="{html.escape(src)}" alt="{html.escape(alt)}">'
 
 
 def _video_cell(src: str | None, outcome: str) -> str:
@@ -73,8 +74,10 @@ def render_page(
     figures: dict[str, Path],
     tasks: Sequence[TaskSection],
     generated_by: str,
+    figure_src: Callable[[Path], str] = data_uri,
 ) -> str:
-    """The whole page. ``figures`` maps a title to a PNG path (embedded in that order)."""
+    """The whole page. ``figures`` maps a title to a PNG path (shown in that order); ``figure_src``
+    gives an ``<img>`` its source from the PNG's path (default: embedded as a data URI)."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -95,12 +98,12 @@ def render_page(
         parts.append(f'<div class="scroll">{to_html(table)}</div>')
     parts.append('<h2 id="figures">Figures</h2>')
     for title, png in figures.items():
-        parts += [f"<h3>{html.escape(title)}</h3>", _figure(png, title)]
+        parts += [f"<h3>{html.escape(title)}</h3>", _figure(figure_src(png), title)]
     parts.append('<h2 id="tasks">Per task</h2>')
     for section in tasks:
         parts.append(f'<h3 id="task-{html.escape(section.task_id)}">{html.escape(section.task_id)}</h3>')
         if section.figure_png is not None:
-            parts.append(_figure(section.figure_png, f"{section.task_id} prefix completion"))
+            parts.append(_figure(figure_src(section.figure_png), f"{section.task_id} prefix completion"))
         if section.videos:
             rows = ['<div class="videos"><b>condition</b><b>success</b><b>failure</b>']
             for label, success, failure in section.videos:

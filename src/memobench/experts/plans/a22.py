@@ -71,6 +71,19 @@ def pour() -> Pour:
     return Pour(BOTTLE, COOKIES, offset=POUR_OFFSET, hand=BOTTLE_HAND, axis=POUR_AXIS)
 
 
+def put_aside(scene: Scene) -> Skill:
+    """Set the held bottle down at the set-aside spot; then, held still, the hand turns back to
+    pointing down with the fingers along y: turning while travelling to the microwave's handle
+    ran the wrist into its limit (seen)."""
+    return Chain(
+        [
+            set_down(BOTTLE, set_aside_point, BOTTLE_HAND, retreat_z=scene.table_top() + RETREAT),
+            Grip(OPEN, steps=TURN_BACK_STEPS, rot=DOWN, name="turn back"),
+        ],
+        name=f"set {BOTTLE} aside",
+    )
+
+
 class PourCookiesMicrowavePlan(Plan):
     task_id = "A22-pour-tomato-cookies-microwave"
 
@@ -89,17 +102,7 @@ class PourCookiesMicrowavePlan(Plan):
                 again = memory["pours"] < POURS
             else:  # memoryless: the scene looks the same after every pour
                 again = self.choose((True, False), rng)
-            if again:
-                return pour()
-            # then, held still, the hand turns back to pointing down with the fingers along y:
-            # turning while travelling to the microwave's handle ran the wrist into its limit (seen)
-            return Chain(
-                [
-                    set_down(BOTTLE, set_aside_point, BOTTLE_HAND, retreat_z=table + RETREAT),
-                    Grip(OPEN, steps=TURN_BACK_STEPS, rot=DOWN, name="turn back"),
-                ],
-                name=f"set {BOTTLE} aside",
-            )
+            return pour() if again else put_aside(scene)
         if set_aside(scene):
             if scene.grasped(COOKIES):
                 return put_inside(COOKIES, 0, table)
