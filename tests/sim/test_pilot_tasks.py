@@ -229,18 +229,24 @@ def test_p04_stacking_in_the_shown_order(suite):
             24: lambda env, _: place_on(env, order["top"], order["middle"]),
         }
         good = run(task, shown, env, StateScript(env, edits))
-        # Reversed roles: the bottom bowl goes on the middle one; nothing the order asks for.
+        # Reversed roles: the middle bowl goes on the top one; nothing the order asks for.
         wrong = run(
+            task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["middle"], order["top"])})
+        )
+        # The bottom bowl never moves: lifting it onto another is a disturbed register at once.
+        moved = run(
             task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["bottom"], order["middle"])})
         )
     finally:
         env.close()
     s = steps(good)
     assert good.success and 5 <= s[0] < 25 <= s[1], s
-    # a bowl on one it does not go on: a violation at once
+    # a bowl on one it does not go on: a violation once it has held 10 steps in a row
     assert not wrong.success and wrong.failure_class == "over_execution"
     assert wrong.violation.name == "wrong-stack" and steps(wrong) == [None, None]
-    assert wrong.violation.step >= 4 + 10  # the wrong stack held 10 steps in a row
+    assert wrong.violation.step >= 4 + 10
+    assert not moved.success and moved.violation.name == f"disturbed:{order['bottom']}"
+    assert moved.violation.step < 4 + 10
     assert other.binding != shown.binding
 
 

@@ -65,20 +65,22 @@ def first_moves(predicates: Sequence[expr.Expr], objects: Iterable[str]) -> dict
 
 
 def still_rules(
-    objects: Iterable[str], moves: dict[str, int], predecessor: Sequence[int | None]
+    objects: Iterable[str], moves: dict[str, int], predecessor: Sequence[int | None], free: Iterable[str] = ()
 ) -> list[tuple[str, str, int | None]]:
     """(name, predicate, until) of the disturbed / moved-early rules.
 
     ``moves`` maps an object to the first checkpoint about it; ``predecessor[k]`` is the
     checkpoint whose completion makes checkpoint ``k`` current (None: current from the start).
-    An object first moved by a checkpoint current from the start gets no rule.
+    An object first moved by a checkpoint current from the start gets no rule, and neither
+    does one in ``free`` (the task file's ``moves_early``) that some checkpoint is about.
     """
     rules = []
+    free = set(free)
     for name in sorted(objects):
         text = f"displacement({name}) > {DISTURB_DISTANCE} or rotation({name}) > {DISTURB_TURN}"
         if name not in moves:
             rules.append((f"disturbed:{name}", text, None))
-        elif predecessor[moves[name]] is not None:
+        elif predecessor[moves[name]] is not None and name not in free:
             rules.append((f"moved-early:{name}", text, predecessor[moves[name]]))
     return rules
 

@@ -220,6 +220,9 @@ class TaskSpec(_Frozen):
     monitor_steps: Annotated[int, Field(ge=0, le=1000)] = DEFAULT_MONITOR_STEPS
     violations: list[ViolationSpec] = Field(default_factory=list)
     home: list[HomeGateSpec] = Field(default_factory=list)
+    # Objects a later checkpoint is about that may move before it is current (a pack lying on
+    # the one the first checkpoint moves): no moved-early rule (docs/protocol.md, "Registers").
+    moves_early: list[Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")]] = Field(default_factory=list)
     notes: str = ""  # deviations from the suite design (docs/design.md) and why
 
     @field_validator("family", mode="before")

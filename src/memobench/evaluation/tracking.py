@@ -89,7 +89,7 @@ def _register_rules(
     moves = registers.first_moves([cp.predicate for cp in checkpoints], objects)
     rules = [
         TrackedViolation(name, expr.parse(text), None, until)
-        for name, text, until in registers.still_rules(objects, moves, predecessor)
+        for name, text, until in registers.still_rules(objects, moves, predecessor, free=task.spec.moves_early)
     ]
     parts = registers.fixture_parts(declared_section(bddl, "fixtures"))
     rules += [TrackedViolation(name, expr.parse(text)) for name, text in registers.ajar_rules(parts)]

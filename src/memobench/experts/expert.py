@@ -65,6 +65,7 @@ SLOW_PAUSES = 2
 SLOW_FROM = 0.3
 HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
 HOME_BACKOFF = 0.08  # metres GoHome backs away (toward the robot, -x) from a fixture before it rises
+HOME_HIGH = 0.05  # metres over the home height from which GoHome goes over home before it descends
 
 
 class Plan:
@@ -91,6 +92,14 @@ class Plan:
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
         """Store what the skill that just finished changed or revealed."""
 
+    def finished(self, scene: Scene) -> bool:
+        """Whether the scene shows the plan's last step done, asked before the hand goes home.
+
+        For plans whose end is visible only in where the last skill left the hand (a
+        parked hand after a set-down): the trip home would erase it. Plans whose end
+        shows in the objects say so from :meth:`next_skill` (it returns None)."""
+        return False
+
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         """The next skill, or None when the plan considers the task done."""
         raise NotImplementedError
@@ -108,7 +117,9 @@ class GoHome(Chain):
 
     Clear of what it worked first: a hand pointing down (over an object it let go) rises
     straight up to the home height; a hand turned to a fixture (a drawer handle, a knob)
-    backs away from it toward the robot, then rises. Then it servoes home.
+    backs away from it toward the robot, then rises. Then it servoes home. A hand well
+    above the home height (over a cabinet's top, in the arena's scenes) goes over home at
+    its height first and then down: a straight line home swept what it had set down there.
     """
 
     def __init__(self, scene: Scene):
@@ -116,10 +127,14 @@ class GoHome(Chain):
         parts: list[Skill] = []
         if scene.eef_rot()[2, 2] > -0.9:  # the approach axis is not pointing down: at a fixture
             parts.append(BackOff(HOME_BACKOFF))
-        parts += [
-            Rise(pos[2], None, OPEN, max_steps=120, name="rise"),
-            MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"),
-        ]
+        height = scene.eef_pos()[2]
+        if height > pos[2] + HOME_HIGH:
+            parts.append(
+                MoveTo(np.array([pos[0], pos[1], height]), None, OPEN, tol=0.02, max_steps=200, name="over home")
+            )
+        else:
+            parts.append(Rise(pos[2], None, OPEN, max_steps=120, name="rise"))
+        parts.append(MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"))
         super().__init__(parts, name="home", tolerant=True)
 
 
@@ -170,6 +185,9 @@ class Expert:
         for _ in range(8):  # a few instant transitions (skills finishing at once) per step
             if self.skill is None:
                 if self.done:
+                    break
+                if self.plan.finished(scene):
+                    self.done = True
                     break
                 if not self._homed and needs_home(scene):
                     self.skill, self._homed = GoHome(scene), True

@@ -89,6 +89,16 @@ class MoveTo(Skill):
         return pose_action(pos, rot, target, target_rot, self.grip, max_speed=self.max_speed)
 
 
+class MoveToFixed(MoveTo):
+    """:class:`MoveTo` whose target is read once, at its first step: it does not chase an object
+    the hand pushes along (a carton left on a finger pad moves with the hand)."""
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if callable(self.target):
+            self.target = np.asarray(self.target(scene), dtype=float)
+        return super().step(scene)
+
+
 class Grip(Skill):
     """Hold the hand where it is and open or close the gripper for ``steps`` steps."""
 
