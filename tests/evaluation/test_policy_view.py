@@ -220,8 +220,9 @@ def test_a_success_is_decided_at_the_horizon_and_arenas_protocol_ends_it_after_i
     arena = run(t01, t01_env, ExpertPolicy(), horizon=400, name="robomemarena", seed=7)
     assert (memobench.success, memobench.end_reason, memobench.steps) == (True, "success", 400)
     assert memobench.stages_complete and memobench.failure_class is None
-    goal = arena.checkpoints[-1].step
-    assert goal is not None and goal + t01.spec.monitor_steps < 400
+    # T01's goal is the check and then the arm home (its end gate): the window runs from there
+    goal = arena.gates[-1]
+    assert goal is not None and goal > arena.checkpoints[-1].step and goal + t01.spec.monitor_steps < 400
     assert (arena.success, arena.end_reason, arena.steps) == (True, "success", goal + t01.spec.monitor_steps + 1)
 
 
@@ -229,8 +230,8 @@ def test_a_redo_after_the_post_goal_window_is_a_violation_under_memobenchs_proto
     wait = t01.spec.monitor_steps + 20
     strict = run(t01, t01_env, RedoAfterWindow(wait), horizon=600)
     lenient = run(t01, t01_env, RedoAfterWindow(wait), horizon=600, commitments_to_horizon=False)
-    goal = strict.checkpoints[-1].step
-    assert goal is not None and lenient.checkpoints[-1].step == goal
+    goal = strict.gates[-1]  # the check, then the arm home (T01's end gate)
+    assert goal is not None and lenient.gates[-1] == goal
     assert not strict.success and strict.end_reason == "violation" and strict.failure_class == "over_execution"
     assert strict.violation.name == "top-reopened" and strict.violation.step > goal + t01.spec.monitor_steps
     # The rule before: the episode was a success once the window had passed, before the redo.

@@ -162,7 +162,7 @@ def test_runs_in_an_async_vector_env() -> None:
 
 @pytest.mark.render
 def test_rgb_mode_shows_the_cameras_and_the_cue() -> None:
-    env = gymnasium.make("MEMOBench/O01-cued-milk-v1", obs_mode="rgb", size=64)
+    env = gymnasium.make("MEMOBench/O01-cued-milk-v2", obs_mode="rgb", size=64)
     try:
         obs, info = env.reset(seed=7)
         assert obs["agentview"].shape == obs["wrist"].shape == (64, 64, 3) and obs["agentview"].any()
@@ -182,7 +182,7 @@ def test_a_success_is_reported_at_the_horizon_not_at_the_goal() -> None:
     from memobench.core.suite import Suite
 
     horizon = 30 + Suite.load().get("T03-check-all-drawers").spec.monitor_steps + 10
-    env = gymnasium.make("MEMOBench/T03-check-all-drawers-v1", horizon=horizon).unwrapped
+    env = gymnasium.make("MEMOBench/T03-check-all-drawers-v2", horizon=horizon).unwrapped
     try:
         obs, _ = env.reset(seed=7)
         assert not {"episode", "step"} & set(obs)

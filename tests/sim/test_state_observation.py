@@ -44,7 +44,7 @@ class Snapshots:
         self.policy.reset()
 
     def infer_actions(self, obs, prompt, resize_size):
-        self.taken.append((int(obs["step"]), obs["privileged/snapshot"]))
+        self.taken.append((int(obs["privileged/step"]), obs["privileged/snapshot"]))
         return self.policy.infer_actions(obs, prompt, resize_size)
 
 

@@ -20,6 +20,7 @@ from memobench.experts.scene import Scene
 Target = np.ndarray | Callable[[Scene], np.ndarray]
 RotTarget = np.ndarray | Callable[[Scene], np.ndarray] | None
 
+HOLD_GRIP = 0.0  # a gripper command that keeps the fingers where they are (the gripper acts on its sign)
 GRIP_STEPS = 15  # the gripper closes or opens fully in ~10 steps (measured)
 
 
@@ -245,12 +246,15 @@ def place_at(
     rot: RotTarget = DOWN,
     retreat_z: float = TABLE_Z + 0.2,
     held: str | None = None,
+    release_steps: int | None = None,
 ) -> Chain:
     """Carry the held object so the hand is over ``target``, lower to it, release, rise to ``retreat_z``.
 
     With ``held`` (the object's name), the open hand first centres itself over
     the object: an object left leaning on one finger pad is otherwise dragged
-    up with it (seen with the milk cartons).
+    up with it (seen with the milk cartons). With ``release_steps``, the fingers
+    open for only that many steps and keep that opening while the hand rises
+    (fully open, they pressed on a bowl's rim from inside and lifted the bowl: O02).
     """
 
     def over(scene: Scene) -> np.ndarray:
@@ -265,9 +269,10 @@ def place_at(
     parts: list[Skill] = [
         MoveTo(over, rot, CLOSE, tol=0.012, name="carry"),
         MoveTo(down, rot, CLOSE, tol=0.008, max_speed=0.5, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
+        Grip(OPEN, steps=release_steps or GRIP_STEPS, rot=rot, name="release"),
     ]
+    after = OPEN if release_steps is None else HOLD_GRIP
     if held is not None:
-        parts.append(MoveTo(centred, rot, OPEN, tol=0.003, max_steps=20, max_speed=0.3, name="centre"))
-    parts.append(Rise(retreat_z, rot, OPEN, name="retreat"))
+        parts.append(MoveTo(centred, rot, after, tol=0.003, max_steps=20, max_speed=0.3, name="centre"))
+    parts.append(Rise(retreat_z, rot, after, name="retreat"))
     return Chain(parts, name="place", tolerant=True)
