@@ -321,8 +321,9 @@ PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)(?:\.([a-z_][a-z0-9_]*))?\s*
 
 def violation_window(spec: TaskSpec, violation: ViolationSpec) -> str:
     """When a rule is active, in words: ``"after top-checked until middle-checked"``,
-    ``"post-goal window"``, ``"whole episode"``."""
+    ``"after top-closed-again, to the horizon"`` (a rule after the goal: MEMOBench's protocol
+    watches it to the horizon, RoboMemArena's for the post-goal window), ``"whole episode"``."""
     if spec.post_goal(violation):
-        return f"after {violation.after} (post-goal window, {spec.monitor_steps} steps)"
+        return f"after {violation.after}, to the horizon (RoboMemArena's protocol: {spec.monitor_steps} steps)"
     parts = [f"{key} {getattr(violation, key)}" for key in ("after", "until") if getattr(violation, key)]
     return " ".join(parts) or "whole episode"
