@@ -60,7 +60,7 @@ def bits(values: list[bool]) -> str:
 
 # ----------------------------------------------------------------- catalogue
 
-BOOL_STATE = {"on": 2, "in": 2, "open": 1, "closed": 1, "turned_on": 1, "turned_off": 1,
+BOOL_STATE = {"on": 2, "in": 2, "open": 1, "closed": 1, "ajar": 1, "turned_on": 1, "turned_off": 1,
               "grasped": 1, "lifted": 1, "upright": 1, "near": 2}  # fmt: skip
 
 

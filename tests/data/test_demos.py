@@ -153,7 +153,8 @@ def test_replay_rendered_frames_equal_live_frames_bit_for_bit(tmp_path):
     stored = demos[0].arrays
     try:
         guard = AdapterGuard(build_adapter(builtin_spec("expert")), timeout=None)
-        assert run_episode(task, plan, env, guard, Protocol(adapter_timeout=0), recorder=live).record.success
+        as_collected = Protocol(adapter_timeout=0, commitments_to_horizon=False)  # ends after the post-goal window
+        assert run_episode(task, plan, env, guard, as_collected, recorder=live).record.success
         # A stored frame is what the harness shows a policy at --resize-size 64 in that state.
         env.render_state(stored["states"][7], "agentview", 8)
         shown = policy_images(env, Protocol(resize_size=64))

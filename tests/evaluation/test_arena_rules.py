@@ -135,7 +135,7 @@ def pour_frames(bottle: str, target: str, pours: int, dist: float = 0.1) -> list
 
 
 def run_task(task, frames: list[dict], protocol: Protocol | None = None):
-    tracker = build_tracker(task, {}, protocol or Protocol())
+    tracker = build_tracker(task, {}, protocol or Protocol(name="robomemarena"))  # the arena's own rules
     view = TraceView()
     tracker.reset(view)
     for step, frame in enumerate(frames):
@@ -161,7 +161,7 @@ def test_a_third_pour_inside_the_monitor_fails_with_extra_pour() -> None:
     assert tracker.stage_score == 1.0
     assert tracker.violation == EXTRA_POUR and not tracker.finished
     # Without strict rejection (--no-fail-on-extra-pour) the pour is recorded, not failed.
-    lenient = run_task(task, frames + [frames[-1]] * 30, Protocol(fail_on_extra_pour=False))
+    lenient = run_task(task, frames + [frames[-1]] * 30, Protocol(name="robomemarena", fail_on_extra_pour=False))
     assert lenient.extra_pours and lenient.violation is None and lenient.finished
 
 

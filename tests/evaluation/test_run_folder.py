@@ -97,6 +97,8 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "adapter_timeout": 300.0,
         "clip_actions": False,
         "end_when_finished": False,
+        "cue_query": True,
+        "commitments_to_horizon": True,
     }
     assert m["policy"] == policy
     assert m["tasks"] == {t.id: t.spec_hash for t in tasks}
@@ -282,6 +284,23 @@ def test_a_run_from_before_a_protocol_field_existed_resumes_under_its_default(
     prepare_run_folder(tmp_path, manifest(tasks), resume=True)  # the default: accepted
     with pytest.raises(RunFolderError, match="'end_when_finished': run.json has False, this command gives True"):
         prepare_run_folder(tmp_path, manifest(tasks, Protocol(end_when_finished=True)), resume=True)
+
+
+def test_a_run_from_before_the_cue_query_and_the_horizon_rule_is_not_resumed_under_them(
+    tmp_path: Path, tasks: list[Task]
+) -> None:
+    # Such a run ran the rules before them: RoboMemArena's, which its protocol still has.
+    for name, resumes in (("memobench", False), ("robomemarena", True)):
+        folder = tmp_path / name
+        prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=False)
+        old = read_run_json(folder)
+        del old["protocol"]["cue_query"], old["protocol"]["commitments_to_horizon"]
+        (folder / RUN_JSON).write_text(json.dumps(old))
+        if resumes:
+            prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=True)
+        else:
+            with pytest.raises(RunFolderError, match="'commitments_to_horizon': run.json has False, this command"):
+                prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=True)
 
 
 def test_every_differing_field_is_named(tmp_path: Path, tasks: list[Task]) -> None:

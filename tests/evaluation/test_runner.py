@@ -156,7 +156,10 @@ def run_memobench(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProc
 
 
 class FailsOnce:
-    """Camera-free adapter that misbehaves once, in episode 0 at query ``at_query``, else holds still."""
+    """Camera-free adapter that misbehaves once, in episode 0 at query ``at_query``, else holds still.
+
+    A policy is told neither the episode nor the step: in-process, episode e is the (e+1)-th
+    reset, and the steps are the rollout's ``observe`` calls."""
 
     needs_images = False
 
@@ -164,17 +167,19 @@ class FailsOnce:
         self.misbehave, self.at_query, self.where = misbehave, at_query, where
         self.queries: dict[int, int] = {}
         self.resets = 0
+        self.observed = 0
         self.release = threading.Event()
         if where == "observe":
             self.observe = self._observe
 
     def reset(self) -> None:
         self.resets += 1
+        self.observed = 0
         if self.where == "reset" and self.resets == 1:
             self.misbehave()
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> Any:
-        episode = obs["episode"]
+        episode = self.resets - 1
         query = self.queries.get(episode, 0)
         self.queries[episode] = query + 1
         if self.where == "infer" and episode == 0 and query == self.at_query:
@@ -182,7 +187,8 @@ class FailsOnce:
         return ok_chunk()
 
     def _observe(self, obs: dict[str, Any]) -> None:
-        if obs["episode"] == 0 and obs["step"] == 7:
+        step, self.observed = self.observed, self.observed + 1  # observed after executing that step
+        if self.resets == 1 and step == 7:
             self.misbehave()
 
 
@@ -273,6 +279,16 @@ def test_clip_actions_runs_out_of_range_chunks_clipped_and_says_so_in_run_json(r
     assert json.loads((tmp_path / "out" / "run.json").read_text())["protocol"]["clip_actions"] is True
 
 
+def test_run_json_says_whether_the_policy_got_the_episode_generator(run: Run, tmp_path: Path) -> None:
+    for name, adapter, receives in (
+        ("plain", ObsLog(50), {"episode_rng": False, "privileged": False}),  # no begin_episode
+        ("random", random_policy(), {"episode_rng": True, "privileged": False}),
+        ("expert", build_adapter(builtin_spec("expert")), {"episode_rng": True, "privileged": True}),
+    ):
+        run(tmp_path / name, adapter, episodes=1, horizon=5)
+        assert json.loads((tmp_path / name / "run.json").read_text())["policy_receives"] == receives, name
+
+
 def test_hung_adapter_times_out_and_the_sweep_goes_on(run: Run, tmp_path: Path) -> None:
     # The second query of episode 0 blocks until the test releases it (in the finally below).
     hung_call_returned = threading.Event()
@@ -303,19 +319,26 @@ def test_hung_adapter_times_out_and_the_sweep_goes_on(run: Run, tmp_path: Path) 
 
 
 class ObsLog:
-    """Camera-free adapter returning ``rows``-row chunks and keeping every obs it gets."""
+    """Camera-free adapter returning ``rows``-row chunks and keeping every obs it gets, and the
+    step of each query (counted from its ``observe`` calls: after every executed step)."""
 
     needs_images = False
 
     def __init__(self, rows: int):
         self.rows = rows
         self.seen: list[tuple[dict[str, Any], str, int]] = []
+        self.query_steps: list[int] = []
+        self.observed = 0
 
     def reset(self) -> None:
-        pass
+        self.observed = 0
+
+    def observe(self, obs: dict[str, Any]) -> None:
+        self.observed += 1
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
         self.seen.append((obs, prompt, resize_size))
+        self.query_steps.append(self.observed)
         return ok_chunk(self.rows)
 
 
@@ -328,7 +351,7 @@ def test_policy_is_queried_every_replan_steps(
 ) -> None:
     adapter = ObsLog(rows)
     [record] = run(tmp_path / "out", adapter, episodes=1, replan_steps=replan_steps, resize_size=96).ran
-    assert [obs["step"] for obs, _, _ in adapter.seen] == query_steps
+    assert adapter.query_steps == query_steps
     assert (record.steps, record.policy_queries) == (20, len(query_steps))
     # A chunk shorter than the interval ran whole and the policy was asked again: every such
     # query is counted, and run.json states the interval actually kept.
@@ -339,10 +362,10 @@ def test_policy_is_queried_every_replan_steps(
     assert run_json["effective_replan_steps"] == min(replan_steps, rows)
     assert run_json["short_chunks"] == {"queries": short, "episodes": int(short > 0), "smallest_chunk_rows": rows}
     obs, prompt, resize_size = adapter.seen[0]
-    assert set(obs) == {"observation/state", "prompt", "episode", "step"}  # camera-free: no images
+    assert set(obs) == {"observation/state", "prompt"}  # camera-free: no images; no episode, no step
     assert obs["observation/state"].dtype == np.float32 and obs["observation/state"].shape == (8,)
     assert obs["prompt"] == prompt == "check all three drawers of the cabinet from top to bottom and close each one"
-    assert (obs["episode"], resize_size) == (0, 96)
+    assert resize_size == 96
 
 
 def test_effective_interval_covers_the_whole_ledger_and_does_not_block_resume(run: Run, tmp_path: Path) -> None:
@@ -514,17 +537,19 @@ class Recording:
 
     def __init__(self, inner: Any):
         self.inner = inner
-        self.trace: dict[int, list[str]] = {}
+        self.trace: dict[int, list[str]] = {}  # per episode: in-process, the reset count - 1
+        self.resets = 0
 
     def begin_episode(self, rng: np.random.Generator) -> None:
         self.inner.begin_episode(rng)
 
     def reset(self) -> None:
+        self.resets += 1
         self.inner.reset()
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
         digest = hashlib.sha1(obs["observation/state"].tobytes()).hexdigest()[:12]
-        self.trace.setdefault(obs["episode"], []).append(digest)
+        self.trace.setdefault(self.resets - 1, []).append(digest)
         return self.inner.infer_actions(obs, prompt, resize_size)
 
 
@@ -618,7 +643,7 @@ def test_resume_runs_only_the_missing_episodes(run: Run, tmp_path: Path) -> None
     result = run(out, second, episodes=4, resume=True)
     assert [r.episode for r in result.ran] == [2, 3]
     assert result.skipped == 2
-    assert second.resets == 2 and sorted(second.queries) == [2, 3]
+    assert second.resets == 2  # the policy ran two episodes (which ones it is not told: the ledger says)
     resumed = ledger_lines(out)
     assert resumed[:2] == lines  # finished episodes untouched
     assert [json.loads(x)["episode"] for x in resumed] == [0, 1, 2, 3]

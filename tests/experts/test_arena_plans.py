@@ -239,9 +239,11 @@ def test_a_pour_plan_is_done_when_the_bottle_is_put_away():
     in_drainer = HandScene({**POUR_SCENE, "tomato_sauce_1": (0.06, 0.24, 0.62)})
     assert plan_for(A06).next_skill(in_drainer, {}, NoChoices()) is None
     milk, butter_in_pan = (-0.12, 0.14, 0.494), (-0.05, -0.25, 0.44)
+    # a parked hand ends the plan before the trip home (Plan.finished): home, it would look like the start
     parked = HandScene({**POUR_SCENE, "milk_1": milk, "butter_1": butter_in_pan}, hand=arena_pour.PARK + [0, 0, TABLE])
-    assert plan_for(A15).next_skill(parked, {}, NoChoices()) is None
+    assert plan_for(A15).finished(parked)
     parked.hand = np.array([0.0, 0.0, 0.7])  # the same scene with the hand elsewhere: the start
+    assert not plan_for(A15).finished(parked)
     assert plan_for(A15).next_skill(parked, {}, NoChoices()).name == "pick milk_1"
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from memobench.experts import policy as policy_module
-from memobench.experts.control import forceful
-from memobench.experts.expert import SLOW_FROM, SLOW_PAUSES, Expert, Plan
+from memobench.experts.control import DOWN, forceful
+from memobench.experts.expert import SLOW_FROM, SLOW_PAUSES, Expert, GoHome, Plan
 from memobench.experts.skills import Skill
 
 
@@ -44,8 +44,51 @@ class Counting(Plan):
 
 
 def stub_scene():
-    """The runner passes the scene through; these plans never read it."""
-    return SimpleNamespace()
+    """The runner passes the scene through (these plans never read it); the hand is home, so it
+    never goes home first."""
+    return SimpleNamespace(holding=lambda: False, all_shut=lambda: True, at_home=lambda: True)
+
+
+class AwayScene:
+    """A hand 0.2 m off its home pose (pointing down) that gets home after ``away`` actions."""
+
+    def __init__(self, away: int, holding: bool = False, shut: bool = True):
+        self.away, self.acts = away, 0
+        self.holding = lambda: holding
+        self.all_shut = lambda: shut
+
+    def at_home(self) -> bool:
+        return self.acts >= self.away
+
+    def home_pose(self):
+        return np.array([0.0, 0.0, 1.0]), DOWN.copy()
+
+    def eef_pos(self):
+        return np.array([0.0 if self.at_home() else 0.2, 0.0, 1.0])
+
+    def eef_rot(self):
+        return DOWN.copy()
+
+
+def test_the_expert_decides_from_home_with_nothing_held() -> None:
+    scene = AwayScene(away=3)
+    expert = Expert(Counting(), np.random.default_rng(1))
+    expert.start(None, [])
+    first = expert.act(scene)  # not home, nothing held, all shut: it heads home first
+    assert isinstance(expert.skill, GoHome) and expert.decisions == 0
+    assert first[0] < 0  # toward home (-x)
+    for _ in range(40):  # home after 3 actions; the first decision follows
+        scene.acts += 1
+        expert.act(scene)
+        if expert.decisions:
+            break
+    assert expert.decisions == 1 and not isinstance(expert.skill, GoHome)
+    # holding something, or with a drawer open, it decides where it stands
+    for scene in (AwayScene(away=99, holding=True), AwayScene(away=99, shut=False)):
+        expert = Expert(Counting(), np.random.default_rng(1))
+        expert.start(None, [])
+        expert.act(scene)
+        assert expert.decisions == 1
 
 
 def run(expert, steps):
@@ -147,7 +190,9 @@ def fake_policy(monkeypatch):
 
 
 def query(policy, step):
-    return policy.infer_actions({"privileged/task": Task(), "privileged/snapshot": step, "step": step}, "", 224)
+    return policy.infer_actions(
+        {"privileged/task": Task(), "privileged/snapshot": step, "privileged/step": step}, "", 224
+    )
 
 
 @pytest.mark.parametrize("replan", [1, 2, 3, 4])

@@ -22,7 +22,7 @@ from memobench.sim.env import NOOP_ACTION, SimEnv
 
 pytestmark = pytest.mark.sim
 
-S01 = "MEMOBench/S01-hide-and-retrieve-butter-v1"
+S01 = "MEMOBench/S01-hide-and-retrieve-butter-v2"
 TOP = "wooden_cabinet_1_top_region"
 
 
@@ -41,6 +41,11 @@ def test_passes_gymnasiums_checker(env) -> None:
 
 def test_an_object_in_a_closed_drawer_is_masked(env) -> None:
     """Put the butter into the open top drawer and shut it: its pose leaves the observation."""
+    hide_the_butter(env)
+
+
+def hide_the_butter(env) -> None:
+    """S01 seed 7 (the top drawer starts open): the butter put in it, the drawer shut over it."""
     obs, info = env.reset(seed=7)
     assert info["binding"] == {"drawer": "top"} and obs["object_visible"].all()
     sim, world = env.unwrapped._sim, env.unwrapped._world
@@ -50,15 +55,53 @@ def test_an_object_in_a_closed_drawer_is_masked(env) -> None:
     for _ in range(20):
         obs, *_ = env.step(NOOP_ACTION)
     assert obs["object_visible"][butter] == 1 and obs["object_poses"][butter].any()
-    open_at = world.position(TOP)
-    sim.sim.data.set_joint_qpos("wooden_cabinet_1_top_level", 0.0)  # shut: the butter rides along
-    sim.sim.forward()
-    sim.sim.data.qpos[joint : joint + 3] += world.position(TOP) - open_at
-    sim.sim.forward()
-    obs, *_ = env.step(NOOP_ACTION)
+    pull(env, "top", 0.0, rider="butter_1")  # shut: the butter rides along
+    obs, _, _, _, info = env.step(NOOP_ACTION)
     assert obs["object_visible"][butter] == 0 and not obs["object_poses"][butter].any()
     assert obs["object_visible"][1 - butter] == 1  # the plate stays in view
-    assert obs["fixture_joints"][0] > -0.005  # the drawer itself is visible: shut
+    assert obs["fixture_joints"][0] == 0.0  # the drawer itself is visible: shut
+    assert info["checkpoints_completed"].tolist() == [True, True, False]  # butter-in-drawer, butter-hidden
+
+
+def pull(env, level: str, q: float, rider: str | None = None) -> None:
+    """Set drawer ``level``'s joint to ``q`` at rest (``rider``, an object in it, moves along)."""
+    sim, world = env.unwrapped._sim, env.unwrapped._world
+    region = f"wooden_cabinet_1_{level}_region"
+    before = world.position(region)
+    sim.sim.data.set_joint_qpos(f"wooden_cabinet_1_{level}_level", q)
+    sim.sim.data.set_joint_qvel(f"wooden_cabinet_1_{level}_level", 0.0)
+    sim.sim.forward()
+    if rider is not None:
+        address = sim.sim.model.get_joint_qpos_addr(f"{rider}_joint0")[0]
+        sim.sim.data.qpos[address : address + 3] += world.position(region) - before
+        sim.sim.forward()
+
+
+def test_a_drawer_out_4_mm_shows_nothing_2_cm_shows_all_and_breaks_the_rule(env) -> None:
+    """After butter-hidden (S01, binding top), one band decides what a drawer shows and whether
+    opening it breaks ``wrong-drawer-opened``: 4 mm out it reads 0.0 and hides its contents, 2 cm
+    out it reads its joint and shows them; a 2 cm pull of a drawer without the butter fails at once."""
+    hide_the_butter(env)
+    sim = env.unwrapped._sim
+    names = env.unwrapped.layout
+    butter, top = names.objects.index("butter_1"), names.fixture_joints.index("wooden_cabinet_1_top_level")
+    middle = names.fixture_joints.index("wooden_cabinet_1_middle_level")
+    pull(env, "top", -0.004, rider="butter_1")
+    obs, _, terminated, _, info = env.step(NOOP_ACTION)
+    assert sim.sim.data.get_joint_qpos("wooden_cabinet_1_top_level") < -0.0035
+    assert obs["fixture_joints"][top] == 0.0 and obs["object_visible"][butter] == 0 and not terminated
+    pull(env, "top", -0.02, rider="butter_1")  # the butter's own drawer: no rule against it
+    obs, _, terminated, _, info = env.step(NOOP_ACTION)
+    raw = sim.sim.data.get_joint_qpos("wooden_cabinet_1_top_level")
+    assert raw == pytest.approx(-0.02, abs=1e-3) and obs["fixture_joints"][top] == np.float32(raw)
+    assert obs["object_visible"][butter] == 1 and obs["object_poses"][butter].any() and not terminated
+    pull(env, "middle", -0.004)
+    obs, _, terminated, _, info = env.step(NOOP_ACTION)
+    assert obs["fixture_joints"][middle] == 0.0 and not terminated and info["violation"] == ""
+    pull(env, "middle", -0.02)
+    obs, _, terminated, _, info = env.step(NOOP_ACTION)
+    assert obs["fixture_joints"][middle] == np.float32(sim.sim.data.get_joint_qpos("wooden_cabinet_1_middle_level"))
+    assert terminated and info["violation"] == "wrong-drawer-opened" and info["end_reason"] == "violation"
 
 
 class _Recorder:
@@ -119,12 +162,43 @@ def test_runs_in_an_async_vector_env() -> None:
 
 @pytest.mark.render
 def test_rgb_mode_shows_the_cameras_and_the_cue() -> None:
-    env = gymnasium.make("MEMOBench/O01-cued-milk-v1", obs_mode="rgb", size=64)
+    env = gymnasium.make("MEMOBench/O01-cued-milk-v2", obs_mode="rgb", size=64)
     try:
         obs, info = env.reset(seed=7)
         assert obs["agentview"].shape == obs["wrist"].shape == (64, 64, 3) and obs["agentview"].any()
         cue = info["cue"]
         assert cue["agentview"].shape[1:] == (64, 64, 3) and len(cue["agentview"]) == len(cue["robot_state"]) > 5
         assert env.observation_space.contains(obs)
+    finally:
+        env.close()
+
+
+def test_a_success_is_reported_at_the_horizon_not_at_the_goal() -> None:
+    """The commitments hold to the horizon: the drawers checked by step 30 are a success only when the
+    episode is truncated at its horizon (the goal plus the post-goal window, plus 10), with the sparse
+    reward there; and the observation has no step."""
+    from tests.sim.scripting import set_joint
+
+    from memobench.core.suite import Suite
+
+    horizon = 30 + Suite.load().get("T03-check-all-drawers").spec.monitor_steps + 10
+    env = gymnasium.make("MEMOBench/T03-check-all-drawers-v2", horizon=horizon).unwrapped
+    try:
+        obs, _ = env.reset(seed=7)
+        assert not {"episode", "step"} & set(obs)
+        edits = {}
+        for level, (opened, shut) in zip(("top", "middle", "bottom"), ((4, 9), (14, 19), (24, 29)), strict=True):
+            edits[opened] = (f"wooden_cabinet_1_{level}_level", -0.15)
+            edits[shut] = (f"wooden_cabinet_1_{level}_level", 0.002)
+        rewards, ends = [], []
+        for step in range(horizon):
+            _, reward, terminated, truncated, info = env.step(NOOP_ACTION.astype(np.float32))
+            if step in edits:
+                set_joint(env._sim, *edits[step])
+            rewards.append(reward)
+            ends.append((terminated, truncated))
+        assert info["checkpoints_completed"].all() and info["success"] and info["end_reason"] == "success"
+        assert rewards == [0.0] * (horizon - 1) + [1.0]
+        assert ends == [(False, False)] * (horizon - 1) + [(False, True)]
     finally:
         env.close()

@@ -20,7 +20,7 @@ from memobench.policies.adapter import (
     validate_chunk,
 )
 
-OBS: dict[str, Any] = {"observation/state": np.zeros(8, dtype=np.float32), "episode": 0, "step": 0}
+OBS: dict[str, Any] = {"observation/state": np.zeros(8, dtype=np.float32), "prompt": "p"}
 
 
 def chunk(rows: int = 50) -> np.ndarray:

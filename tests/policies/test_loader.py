@@ -356,7 +356,7 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
 def example_obs(position: tuple[float, float, float], image: np.ndarray | None = None) -> dict:
     state = np.zeros(8, dtype=np.float32)
     state[:3] = position
-    obs = {"observation/state": state, "prompt": "p", "episode": 0, "step": 0}
+    obs = {"observation/state": state, "prompt": "p"}
     if image is not None:
         obs["observation/image"] = image
         obs["observation/wrist_image"] = np.zeros_like(image)

@@ -23,19 +23,19 @@ import websockets.exceptions
 import websockets.sync.server
 
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
+from memobench.policies.adapter import AdapterGuard, policy_receives
 from memobench.policies.builtin import RandomPolicy
 from memobench.policies.remote import OPENPI_KEYS, PolicyServer, RemotePolicy, RemotePolicyError
 from memobench.policies.wire import packb, unpackb
 
 CHUNK = 10
 IMAGE = np.full((224, 224, 3), 128, np.uint8)
-HARNESS_OBS = {  # what the harness hands an adapter at its first query of a cue task
+HARNESS_OBS = {  # what the harness hands an adapter in the cue query of a cue task (its chunk is discarded)
     "observation/image": IMAGE,
     "observation/wrist_image": IMAGE,
     "observation/state": np.zeros(8, np.float32),
     "prompt": "open every drawer",
-    "episode": 0,
-    "step": 0,
+    "cue": True,
     "prompt_video": np.zeros((3, 224, 224, 3), np.uint8),
 }
 
@@ -110,7 +110,7 @@ def test_a_stock_server_gets_no_control_frames_and_exactly_the_openpi_keys(stock
     finally:
         client.close()
     assert actions.shape == (CHUNK, 7)
-    assert stock.received == [tuple(sorted(OPENPI_KEYS))]  # no episode, step, resize_size or cue video
+    assert stock.received == [tuple(sorted(OPENPI_KEYS))]  # no resize_size, cue flag or cue video
 
 
 def test_a_stock_server_error_is_a_clear_error_and_the_next_query_reconnects(stock):
@@ -129,7 +129,7 @@ def test_the_cue_video_goes_only_to_a_server_that_asks_for_it():
     client = RemotePolicy(port=server.port)
     try:
         client.infer_actions(textured(HARNESS_OBS), "open every drawer", 224)
-        later = {k: v for k, v in textured(HARNESS_OBS).items() if k != "prompt_video"}  # later queries have none
+        later = {k: v for k, v in textured(HARNESS_OBS).items() if k not in ("prompt_video", "cue")}  # executed ones
         with pytest.raises(RemotePolicyError, match="KeyError"):
             client.infer_actions(later, "open every drawer", 224)
     finally:
@@ -149,6 +149,7 @@ def test_memobench_serve_announces_its_control_messages_and_gets_the_harness_key
     finally:
         client.close(), server.stop()
     assert set(message) == {*HARNESS_OBS, "resize_size"} and message["resize_size"] == 128
+    assert not {"episode", "step"} & set(message)  # no index, no clock
 
 
 def test_mirror_images_flips_every_image_left_right_and_nothing_else():
@@ -164,6 +165,19 @@ def test_mirror_images_flips_every_image_left_right_and_nothing_else():
         assert np.array_equal(b[key], a[key][:, ::-1]) and not np.array_equal(b[key], a[key])
     assert np.array_equal(b["prompt_video"], video[:, :, ::-1]) and np.array_equal(a["prompt_video"], video)
     assert np.array_equal(b["observation/state"], a["observation/state"]) and b["prompt"] == a["prompt"]
+
+
+def test_only_a_server_that_lists_begin_episode_is_given_the_episode_generator(stock):
+    server = PolicyServer(RandomPolicy(chunk=4), port=0)
+    memobench, openpi = RemotePolicy(port=server.start()), RemotePolicy(port=stock.port)
+    try:
+        assert policy_receives(memobench) == {"episode_rng": True, "privileged": False}
+        assert policy_receives(openpi) == {"episode_rng": False, "privileged": False}
+        guard = AdapterGuard(openpi)
+        guard.begin_episode(np.random.default_rng(0))  # what the harness calls: nothing is sent
+        assert not guard.takes_episode_rng and stock.received == []
+    finally:
+        memobench.close(), openpi.close(), server.stop()
 
 
 def test_metadata_that_is_not_a_list_of_control_messages_counts_as_none():

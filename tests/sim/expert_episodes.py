@@ -56,7 +56,9 @@ def assert_expert_solves_an_episode(suite: Suite, task_id: str, tmp_path) -> Non
     request = RunRequest(
         tasks=[suite.get(task_id)],
         num_trials_per_task=1,
-        protocol=Protocol(replan_steps=50, adapter_timeout=0),
+        # the expert reports finished(): its episode ends once it is done and the scene still, with
+        # the outcome it would have at the horizon (docs/protocol.md, End), not 1,200+ steps later
+        protocol=Protocol(replan_steps=50, adapter_timeout=0, end_when_finished=True),
         out_root=tmp_path,
         policy={"name": "expert"},
         workers=1,

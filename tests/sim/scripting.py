@@ -68,9 +68,10 @@ class StateScript:
 
     def __init__(self, env: SimEnv, edits: dict[int, Edit] | None = None, every_step: Edit | None = None):
         self.env, self.edits, self.every_step = env, edits or {}, every_step
+        self.observed = 0
 
     def reset(self) -> None:
-        pass
+        self.observed = 0
 
     def infer_actions(self, obs, prompt, resize_size):
         actions = np.zeros((50, 7))
@@ -78,9 +79,10 @@ class StateScript:
         return actions
 
     def observe(self, obs) -> None:
-        step = obs["step"]
-        if step < 0:  # cue frames
+        if obs.get("cue"):  # cue frames
             return
+        # the step just executed: a policy is not told it, it counts the rollout's observe calls
+        step, self.observed = self.observed, self.observed + 1
         if self.every_step is not None:
             self.every_step(self.env, step)
         if step in self.edits:

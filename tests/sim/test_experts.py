@@ -22,11 +22,11 @@ pytestmark = pytest.mark.sim
 
 
 class Recording:
-    """Wraps a policy and keeps every executed-or-not chunk it returned."""
+    """Wraps a policy and keeps every chunk it returned in the rollout (executed or not; not the cue query's)."""
 
     def __init__(self, policy):
         self.policy, self.chunks = policy, []
-        for attr in ("needs_images", "privileged", "observe", "begin_episode", "close"):
+        for attr in ("needs_images", "privileged", "observe", "begin_episode", "finished", "close"):
             if hasattr(policy, attr):
                 setattr(self, attr, getattr(policy, attr))
 
@@ -35,7 +35,8 @@ class Recording:
 
     def infer_actions(self, obs, prompt, resize_size):
         chunk = self.policy.infer_actions(obs, prompt, resize_size)
-        self.chunks.append((obs["step"], np.array(chunk)))
+        if not obs.get("cue"):  # the cue query's chunk is discarded
+            self.chunks.append((obs["privileged/step"], np.array(chunk)))
         return chunk
 
 
@@ -71,7 +72,7 @@ def run_expert(suite, envs, task_id, episode, replan, policy=None):
             plan,
             envs(task, plan),
             AdapterGuard(recorder, timeout=None),
-            Protocol(replan_steps=replan, adapter_timeout=0),
+            Protocol(replan_steps=replan, adapter_timeout=0, end_when_finished=True),  # not to the horizon
         )
     finally:
         if own:  # its forward model holds an env (~0.8 GB): do not leave it to the GC

@@ -20,9 +20,11 @@ from memobench.sim.env import SimEnv
 
 pytestmark = pytest.mark.sim
 
-# A short post-goal window keeps the scripted episodes short; its rules are tested below.
+# A short post-goal window and horizon keep the scripted episodes short; their rules are tested below.
 MONITOR = 10
 PROTOCOL = Protocol(horizon=80, adapter_timeout=0, monitor_steps=MONITOR)
+# RoboMemArena's rule (and demonstration collection's): success ends the episode after the window.
+ENDS_AT_WINDOW = PROTOCOL.model_copy(update={"commitments_to_horizon": False})
 DRAWERS = ("top", "middle", "bottom")
 
 
@@ -75,9 +77,12 @@ def test_t03_checks_in_order_complete_each_checkpoint(t03):
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
     # An edit after step t is seen at step t + 1.
     assert steps(record) == [10, 20, 30]
-    # success once the post-goal window after the goal (step 30) has passed: steps 31..40
-    assert record.success and record.end_reason == "success" and record.steps == 30 + MONITOR + 1
+    # the commitments hold to the horizon: the success is declared there
+    assert record.success and record.end_reason == "success" and record.steps == PROTOCOL.horizon
     assert record.stage_score == 1.0 and record.failure_class is None
+    # under RoboMemArena's rule, once the post-goal window after the goal (step 30) has passed: steps 31..40
+    early = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits), ENDS_AT_WINDOW)
+    assert early.success and steps(early) == [10, 20, 30] and early.steps == 30 + MONITOR + 1
 
 
 def test_t03_out_of_order_check_is_a_violation(t03):
@@ -103,6 +108,31 @@ def test_t03_reopening_a_checked_drawer_after_the_goal_is_a_violation(t03):
     assert steps(record) == [10, 20, 30]
     assert record.violation.model_dump() == {"name": "top-reopened", "step": 36}
     assert not record.success and not record.stages_complete and record.failure_class == "over_execution"
+
+
+def test_t03_reopening_a_checked_drawer_after_the_window_is_a_violation_until_the_horizon(t03):
+    task, env = t03
+    edits = {
+        **check("top", 4, 9),
+        **check("middle", 14, 19),
+        **check("bottom", 24, 29),
+        60: lambda env, _: drawer(env, "top", -0.05),
+    }  # after the window 31..40, before the horizon (80)
+    record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
+    assert steps(record) == [10, 20, 30]
+    assert record.violation.model_dump() == {"name": "top-reopened", "step": 61}
+    assert not record.success and record.end_reason == "violation" and record.failure_class == "over_execution"
+    # RoboMemArena's rule ended the episode a success at step 40, before the redo
+    early = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits), ENDS_AT_WINDOW)
+    assert early.success and early.steps == 30 + MONITOR + 1 and early.violation is None
+
+
+def test_t03_a_goal_too_late_for_the_window_is_not_a_success(t03):
+    task, env = t03
+    edits = {**check("top", 4, 9), **check("middle", 14, 19), **check("bottom", 24, 73)}
+    record = run(task, plan_episode(task, 0, 7), env, StateScript(env, edits))
+    assert steps(record) == [10, 20, 74] and PROTOCOL.horizon - 1 < 74 + MONITOR
+    assert not record.success and record.end_reason == "horizon" and record.failure_class == "execution_failure"
 
 
 def test_t03_metrics_by_hand(t03):
@@ -180,7 +210,7 @@ def test_o01_cued_carton_counts_the_other_does_not(suite):
         bad = run(task, right, env, StateScript(env, plate_item(other, 4)))
     finally:
         env.close()
-    assert ok.success and ok.checkpoints[0].completed and ok.steps == ok.checkpoints[0].step + MONITOR + 1
+    assert ok.success and ok.checkpoints[0].completed and ok.steps == PROTOCOL.horizon
     # the carton that was not cued on the plate: a violation at once
     assert not bad.success and bad.failure_class == "over_execution" and steps(bad) == [None]
     assert bad.violation.name == "wrong-carton-placed" and bad.steps == bad.violation.step + 1
@@ -199,18 +229,24 @@ def test_p04_stacking_in_the_shown_order(suite):
             24: lambda env, _: place_on(env, order["top"], order["middle"]),
         }
         good = run(task, shown, env, StateScript(env, edits))
-        # Reversed roles: the bottom bowl goes on the middle one; nothing the order asks for.
+        # Reversed roles: the middle bowl goes on the top one; nothing the order asks for.
         wrong = run(
+            task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["middle"], order["top"])})
+        )
+        # The bottom bowl never moves: lifting it onto another is a disturbed register at once.
+        moved = run(
             task, shown, env, StateScript(env, {4: lambda env, _: place_on(env, order["bottom"], order["middle"])})
         )
     finally:
         env.close()
     s = steps(good)
     assert good.success and 5 <= s[0] < 25 <= s[1], s
-    # a bowl on one it does not go on: a violation at once
+    # a bowl on one it does not go on: a violation once it has held 10 steps in a row
     assert not wrong.success and wrong.failure_class == "over_execution"
     assert wrong.violation.name == "wrong-stack" and steps(wrong) == [None, None]
-    assert wrong.violation.step >= 4 + 10  # the wrong stack held 10 steps in a row
+    assert wrong.violation.step >= 4 + 10
+    assert not moved.success and moved.violation.name == f"disturbed:{order['bottom']}"
+    assert moved.violation.step < 4 + 10
     assert other.binding != shown.binding
 
 
@@ -242,7 +278,7 @@ def t09(suite):
     yield from module_env(suite, "T09-pour-twice-bowl")
 
 
-def test_t09_two_pours_then_set_down_succeeds_after_the_monitor_window(t09):
+def test_t09_two_pours_then_set_down_succeeds_with_both_windows_passed(t09):
     task, env = t09
     script, end = pours(2)
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script))
@@ -250,10 +286,14 @@ def test_t09_two_pours_then_set_down_succeeds_after_the_monitor_window(t09):
     # Pour i is counted when the bottle is back upright: first tilt at 6..15, upright at 16.
     assert s[:2] == [16, 32] and s[2] > end, s
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 2}
-    # success once both windows passed: the extra-pour monitor after the second pour (step 32)
-    # and the post-goal window after the set-down (the goal)
-    assert record.success
-    assert record.steps == max(32 + PROTOCOL.extra_pour_monitor_steps, s[2] + MONITOR) + 1
+    # a success at the horizon; under RoboMemArena's rule once both windows passed: the
+    # extra-pour monitor after the second pour (step 32) and the post-goal window after the
+    # set-down (the goal)
+    assert record.success and record.steps == PROTOCOL.horizon
+    script, end = pours(2)
+    early = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script), ENDS_AT_WINDOW)
+    assert early.success
+    assert early.steps == max(32 + PROTOCOL.extra_pour_monitor_steps, s[2] + MONITOR) + 1
 
 
 def test_t09_third_pour_in_the_window_fails_with_extra_pour(t09):

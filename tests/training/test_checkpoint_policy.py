@@ -37,11 +37,14 @@ def test_builds_by_name_in_a_fresh_factory_and_acts_as_the_network(tmp_path) -> 
     rng = np.random.default_rng(0)
     states = rng.standard_normal((4, STATE_DIM)).astype(np.float32)
     cue = rng.standard_normal((12, 8)).astype(np.float32)
-    policy._state = lambda obs: states[obs["step"] // 5]
+    # "t" is this test's own key (the harness tells a policy no step): which state the scene shows
+    policy._state = lambda obs: states[obs["t"] // 5]
     policy.reset()
     for frame in cue:
-        policy.observe({"observation/state": frame, "cue": True, "step": -1})
-    chunks = [policy.infer_actions({"step": 5 * i}, "do task 0", 224) for i in range(4)]
+        policy.observe({"observation/state": frame, "cue": True})
+    # the cue query, whose chunk the harness discards: zeros, and the memory takes no frame from it
+    np.testing.assert_array_equal(policy.infer_actions({"t": 0, "cue": True}, "do task 0", 224), np.zeros((5, 7)))
+    chunks = [policy.infer_actions({"t": 5 * i}, "do task 0", 224) for i in range(4)]
     assert all(c.shape == (5, 7) and np.all(np.abs(c) <= 1) for c in chunks)
 
     prompt = torch.from_numpy(policy.cache.table[policy.cache.index["do task 0"]])
@@ -55,7 +58,7 @@ def test_builds_by_name_in_a_fresh_factory_and_acts_as_the_network(tmp_path) -> 
 
     policy.reset()  # a new episode forgets the last one
     policy._state = lambda obs: states[0]
-    again = policy.infer_actions({"step": 0}, "do task 0", 224)
+    again = policy.infer_actions({"t": 0}, "do task 0", 224)
     assert not np.allclose(again, chunks[0])  # no cue this time: the memory starts elsewhere
 
 
@@ -65,7 +68,7 @@ def test_the_memoryless_policy_has_no_clock(tmp_path) -> None:
     policy = CheckpointPolicy(str(trained(tmp_path, policy="bc-mlp")))
     state = np.random.default_rng(1).standard_normal(STATE_DIM).astype(np.float32)
     policy._state = lambda obs: state
-    early, late = (policy.infer_actions({"step": step}, "do task 0", 224) for step in (0, 900))
+    early, late = (policy.infer_actions({"t": t}, "do task 0", 224) for t in (0, 900))
     np.testing.assert_array_equal(early, late)
 
 
@@ -73,7 +76,7 @@ def test_an_unseen_prompt_is_embedded_with_the_training_encoder(tmp_path) -> Non
     policy = CheckpointPolicy(str(trained(tmp_path)))
     policy._state = lambda obs: np.zeros(STATE_DIM, np.float32)
     before = len(policy.cache.texts)
-    policy.infer_actions({"step": 0}, "a prompt never trained on", 224)
+    policy.infer_actions({}, "a prompt never trained on", 224)
     assert len(policy.cache.texts) == before + 1
 
 
@@ -81,8 +84,8 @@ def test_an_oracle_memory_checkpoint_needs_the_oracle_prompt(tmp_path) -> None:
     policy = CheckpointPolicy(str(trained(tmp_path, oracle_memory=True, text_level="fine")))
     policy._state = lambda obs: np.zeros(STATE_DIM, np.float32)
     with pytest.raises(ValueError, match="--memory-oracle fine"):
-        policy.infer_actions({"step": 0}, "do task 0", 224)
-    policy.infer_actions({"step": 0}, "do task 0\nMemory: nothing done yet.", 224)
+        policy.infer_actions({}, "do task 0", 224)
+    policy.infer_actions({}, "do task 0\nMemory: nothing done yet.", 224)
 
 
 def test_a_folder_without_a_checkpoint_is_refused(tmp_path) -> None:

@@ -45,8 +45,10 @@ class Probe:
         pass
 
     def infer_actions(self, obs, prompt, resize_size):
-        self.vectors.append(self.scene.vector(obs))
         action = np.zeros((1, 7))
+        if obs.get("cue"):  # the cue query: its chunk is discarded, no demo frame is made of it
+            return action
+        self.vectors.append(self.scene.vector(obs))
         action[0, 1] = 0.5  # sideways: the arm's pose changes every step
         action[0, 6] = -1.0
         return action

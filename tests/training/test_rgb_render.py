@@ -62,6 +62,7 @@ def test_an_rgb_checkpoint_runs_in_the_harness_at_its_size_only(tmp_path, monkey
             cue_frames = {seen[0] for seen in policy.seen}
             assert len(cue_frames) == 1 and cue_frames.pop() > 0  # the cue's frames arrived through observe
             assert policy.observed and all(policy.observed)  # and only they: no render each rollout step
-            assert {seen[1:] for seen in policy.seen} == {((SIDE, SIDE, 3), SIDE)} and len(policy.seen) == 3
+            # the cue query, then a query every 5 steps
+            assert {seen[1:] for seen in policy.seen} == {((SIDE, SIDE, 3), SIDE)} and len(policy.seen) == 1 + 3
     assert ledgers[SIDE]["status"] == "ok" and ledgers[SIDE]["steps"] == 15
     assert ledgers[64]["status"] != "ok" and f"evaluate it with --resize-size {SIDE}" in ledgers[64]["error"]

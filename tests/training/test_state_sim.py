@@ -30,7 +30,7 @@ def flattened(obs: dict) -> np.ndarray:
 
 
 def test_state_vector_equals_the_gym_observation_and_masks_a_shut_in_object() -> None:
-    env = gymnasium.make("MEMOBench/S01-hide-and-retrieve-butter-v1")
+    env = gymnasium.make("MEMOBench/S01-hide-and-retrieve-butter-v2")
     try:
         obs, info = env.reset(seed=7)
         sim, world = env.unwrapped._sim, env.unwrapped._world

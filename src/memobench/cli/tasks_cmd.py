@@ -197,7 +197,8 @@ def _print_header(console: Console, task: Task) -> None:
     _field(
         console,
         "post-goal window",
-        f"{spec.monitor_steps} steps after the last required checkpoint before success is declared",
+        f"{spec.monitor_steps} steps (at least this many between the last required checkpoint and the horizon for a "
+        "success; RoboMemArena's protocol: the steps run after it before success ends the episode)",
     )
     _field(console, "folder", str(task.folder))
     _field(console, "spec hash", task.spec_hash)

@@ -56,6 +56,16 @@ def declared_instances(bddl: str) -> dict[str, str]:
     return found
 
 
+def declared_section(bddl: str, kind: str) -> dict[str, str]:
+    """Map instance name -> category for one section, ``"objects"`` or ``"fixtures"``."""
+    found: dict[str, str] = {}
+    for section, body in _SECTION.findall(bddl):
+        if section == kind:
+            for names, category in _declarations(section, body):
+                found.update(dict.fromkeys(names, category))
+    return found
+
+
 def declared_regions(bddl: str) -> set[str]:
     """Full names of declared regions, as LIBERO names them: ``<target>_<region>``."""
     return {f"{target}_{name}" for name, target in _REGION.findall(bddl)}

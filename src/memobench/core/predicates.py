@@ -92,10 +92,11 @@ class Signature:
 _STATE_BOOL = {
     "on": (2, "a rests on b"),
     "in": (2, "a is inside b (region or container)"),
-    "open": (1, "fixture f is open"),
-    "closed": (1, "fixture f is closed"),
-    "turned_on": (1, "fixture f (stove) is on"),
-    "turned_off": (1, "fixture f (stove) is off"),
+    "open": (1, "fixture f is open (LIBERO's test)"),
+    "closed": (1, "fixture f is closed: every part within its shut band"),
+    "ajar": (1, "a part of fixture f rests between its shut band and open, its joint still"),
+    "turned_on": (1, "fixture f (stove) is on (LIBERO's test)"),
+    "turned_off": (1, "fixture f (stove) is off: its knob within its shut band"),
     "grasped": (1, "the gripper holds o"),
     "lifted": (1, "o is lifted off its support"),
     "upright": (1, "o stands upright"),
@@ -108,12 +109,20 @@ _STATE_NUMBER = {
     "opening": (
         1,
         "how far fixture f stands from shut or off: metres a drawer is pulled out, "
-        "radians a door or knob is turned (its joint value's magnitude)",
+        "radians a door or knob is turned (0 when pressed past shut into its stop)",
     ),
     # Per-axis measures for the arena's stage thresholds (docs/arena.md), which are boxes
     # around a target and moves relative to the pose at the start of the policy phase.
     **{f"shift_{axis}": (1, f"how far (m) a moved along world {axis} since its start") for axis in "xyz"},
     **{f"offset_{axis}": (2, f"world {axis} of a minus world {axis} of b (m)") for axis in "xyz"},
+    # How far an object left its start pose (the registers rules, docs/protocol.md): a nudged or
+    # turned object can carry what a policy should have remembered.
+    "displacement": (1, "distance (m) of o from where it stood when tracking started"),
+    "rotation": (1, "angle (rad) o turned, about any axis, since tracking started"),
+}
+# State predicates of the robot itself, with no argument.
+_STATE_NULLARY = {
+    "home": "the hand is back at its start pose (within 3 cm and 0.35 rad) with the fingers open",
 }
 _SUGAR = {
     "was_open": ("ever", ("open",)),
@@ -136,6 +145,8 @@ def _build_catalogue() -> dict[str, Signature]:
             cat[f"{q}_{name}"] = Signature(f"{q}_{name}", (Arg.LIST, *rest), "bool", Kind.QUANTIFIED, qdoc)
     for name, (n, doc) in _STATE_NUMBER.items():
         cat[name] = Signature(name, (Arg.NAME,) * n, "number", Kind.STATE, doc)
+    for name, doc in _STATE_NULLARY.items():
+        cat[name] = Signature(name, (), "bool", Kind.STATE, doc)
     cat["ever"] = Signature("ever", (Arg.BOOL,), "bool", Kind.HISTORY, "x held at some step so far")
     cat["then"] = Signature("then", (Arg.BOOL, Arg.BOOL), "bool", Kind.HISTORY, "y held after x held")
     cat["held"] = Signature("held", (Arg.BOOL, Arg.COUNT), "bool", Kind.HISTORY, "x held n steps in a row")
@@ -446,6 +457,8 @@ class PourCounter:
     excursion that never ends is never counted. Each counted pour's peak tilt
     (rad from the baseline) is kept in :attr:`peaks`: how far a pour went, where
     the count alone cannot tell a full pour from a wobble that crossed ``away``.
+    Where each counted pour started and ended (the object's xy distance to the target, m)
+    is kept in :attr:`places`: the zone rule (docs/protocol.md, "Registers") reads it.
 
     The baseline is the median of the first ``baseline_samples`` tilts seen
     after a reset or a :meth:`rebaseline` (stage starts); no excursion starts
@@ -500,6 +513,7 @@ class PourCounter:
             if dev >= self.away:
                 self._phase = _POUR if near else _REJECTED
                 self._peak = dev
+                self._start = distance
             return False
         self._peak = max(self._peak, dev)
         if self.near_during and near:
@@ -511,6 +525,7 @@ class PourCounter:
         self.count += completed
         if completed:
             self.peaks.append(round(self._peak, 3))
+            self.places.append((self._start, distance))
         self._just_completed = completed
         return completed
 
@@ -535,7 +550,9 @@ class PourCounter:
         """Zero the count; the baseline starts from ``tilt`` (None: from the next tilt seen)."""
         self.count = 0
         self.peaks: list[float] = []  # peak tilt (rad from the baseline) of each counted pour
+        self.places: list[tuple[float, float]] = []  # (start, end) distance to the target of each counted pour
         self._peak = 0.0  # of the excursion under way
+        self._start = 0.0  # distance to the target where the excursion under way started
         self._samples: list[float] = []
         self.baseline: float | None = None
         self._phase = _IDLE
@@ -600,6 +617,10 @@ class PourCounters:
     def counts(self) -> dict[str, int]:
         """Counts keyed ``"obj->target"``."""
         return {f"{o}->{t}": c.count for (o, t), c in self._counters.items()}
+
+    def last_place(self, obj: str, target: str) -> tuple[float, float]:
+        """(start, end) distance (m, xy) to the target of the pair's last counted pour."""
+        return self._counters[(obj, target)].places[-1]
 
     def peaks(self) -> dict[str, list[float]]:
         """Each counted pour's peak tilt (rad from its baseline), keyed ``"obj->target"``."""

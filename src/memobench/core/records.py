@@ -86,8 +86,11 @@ class EpisodeRecord(BaseModel):
     # "obj->target": each counted pour's peak tilt, rad from the stage's baseline (absent
     # from ledgers written before it was recorded)
     pour_tilts: dict[str, list[float]] = Field(default_factory=dict)
+    # Per home gate of the task (docs/protocol.md, "Registers"), the step the arm was home; None: not
+    # yet. Gates are not checkpoints: no metric counts them. Empty in older ledgers.
+    gates: list[int | None] = Field(default_factory=list)
     steps: int  # control steps executed in the policy phase
-    policy_queries: int = 0
+    policy_queries: int = 0  # queries whose chunk ran (a cue task's cue query, its chunk discarded, is not one)
     # Queries whose chunk had fewer rows than ``replan_steps``: all its rows ran, then the policy
     # was queried again (never padded), so the interval was shorter there. 0 in older ledgers.
     short_chunk_queries: int = 0

@@ -115,8 +115,9 @@ class ViolationSpec(_Frozen):
 
     Active from the step checkpoint ``after`` completes (from the first step when
     None) until the step checkpoint ``until`` completes (to the end when None).
-    A rule ``after`` the task's last required checkpoint is a *post-goal* rule:
-    it watches the ``monitor_steps`` window run before success is declared.
+    A rule ``after`` the task's last required checkpoint is a *post-goal* rule: it
+    watches every step after the goal (to the horizon under MEMOBench's protocol; the
+    ``monitor_steps`` window under RoboMemArena's, whose end declares success).
     History nodes in ``predicate`` (``ever``, ``then``, ``held``) start fresh when
     the rule becomes active.
     """
@@ -126,6 +127,23 @@ class ViolationSpec(_Frozen):
     after: str | None = None  # checkpoint id
     until: str | None = None  # checkpoint id
     text: NonEmpty  # what the policy did, in words (tasks show, catalogue, report)
+
+
+class HomeGateSpec(_Frozen):
+    """The arm must come back to its start pose (``home()``) after checkpoint ``after`` and before
+    anything later counts (docs/protocol.md, "Registers").
+
+    A gate closes the arm's pose as a register: where the hand stopped (at the handle of the
+    drawer it just shut, say) would otherwise tell a memoryless policy what it did. The next
+    checkpoint cannot complete until the arm has been home; ``keep`` (a predicate) must hold
+    from ``after`` until then, or the episode fails with violation ``left-before-home``
+    (e.g. no drawer opens before the arm is home). A gate after the last required checkpoint
+    is an end gate: success needs the arm home after the goal. Gates are not memory
+    checkpoints: they have no op label and no metric counts them.
+    """
+
+    after: NonEmpty  # checkpoint id
+    keep: str | None = None  # an expression of memobench.core.expr, may reference $bindings
 
 
 class CountingSpec(_Frozen):
@@ -201,6 +219,10 @@ class TaskSpec(_Frozen):
     # declared; a violation in it (undoing or redoing a step) fails the episode.
     monitor_steps: Annotated[int, Field(ge=0, le=1000)] = DEFAULT_MONITOR_STEPS
     violations: list[ViolationSpec] = Field(default_factory=list)
+    home: list[HomeGateSpec] = Field(default_factory=list)
+    # Objects a later checkpoint is about that may move before it is current (a pack lying on
+    # the one the first checkpoint moves): no moved-early rule (docs/protocol.md, "Registers").
+    moves_early: list[Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_]*$")]] = Field(default_factory=list)
     notes: str = ""  # deviations from the suite design (docs/design.md) and why
 
     @field_validator("family", mode="before")
@@ -227,7 +249,20 @@ class TaskSpec(_Frozen):
         if self.family in (MemoryType.OBJECT, MemoryType.PROCEDURAL) and self.cue is None:
             raise ValueError(f"{self.family.value} tasks need a cue (the prompt video)")
         self._check_violations(ids)
+        self._check_home(ids)
         return self
+
+    def _check_home(self, checkpoint_ids: list[str]) -> None:
+        afters = [gate.after for gate in self.home]
+        for after in afters:
+            if after not in checkpoint_ids:
+                raise ValueError(
+                    f"home gate: after {after!r} is not a checkpoint id (checkpoints: {', '.join(checkpoint_ids)})"
+                )
+        if len(set(afters)) != len(afters):
+            raise ValueError(
+                f"home gates: one gate per checkpoint; repeated: {sorted({a for a in afters if afters.count(a) > 1})}"
+            )
 
     def _check_violations(self, checkpoint_ids: list[str]) -> None:
         names = [v.name for v in self.violations]
@@ -286,8 +321,9 @@ PLACEHOLDER = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)(?:\.([a-z_][a-z0-9_]*))?\s*
 
 def violation_window(spec: TaskSpec, violation: ViolationSpec) -> str:
     """When a rule is active, in words: ``"after top-checked until middle-checked"``,
-    ``"post-goal window"``, ``"whole episode"``."""
+    ``"after top-closed-again, to the horizon"`` (a rule after the goal: MEMOBench's protocol
+    watches it to the horizon, RoboMemArena's for the post-goal window), ``"whole episode"``."""
     if spec.post_goal(violation):
-        return f"after {violation.after} (post-goal window, {spec.monitor_steps} steps)"
+        return f"after {violation.after}, to the horizon (RoboMemArena's protocol: {spec.monitor_steps} steps)"
     parts = [f"{key} {getattr(violation, key)}" for key in ("after", "until") if getattr(violation, key)]
     return " ".join(parts) or "whole episode"

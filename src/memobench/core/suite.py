@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from memobench.core import expr, predicates
+from memobench.core import expr, predicates, registers
 from memobench.core.bddl_check import BddlError, check_problem
 from memobench.core.bddl_names import BddlDeclarationError, declared_names
 from memobench.core.bindings import BindingError, all_bindings, render_template, resolve_reference
@@ -86,7 +86,10 @@ class Task:
             for key, default in HASHED_WHEN_SET.items():
                 if fields["counting"][key] == default:
                     del fields["counting"][key]
-        payload = json.dumps(fields, sort_keys=True) + self.bddl_template
+        if not fields["moves_early"]:
+            del fields["moves_early"]  # added after most tasks were written: their hashes stay
+        # The register rules (docs/protocol.md) judge every episode beside the task's own.
+        payload = json.dumps(fields, sort_keys=True) + self.bddl_template + json.dumps(registers.fingerprint())
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -103,11 +106,12 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
 def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]:
     """Parse and type-check every predicate template; returns (field, tree) pairs."""
     trees = []
-    fields = [(f"checkpoints.{i}.predicate", cp) for i, cp in enumerate(spec.checkpoints)]
-    fields += [(f"violations.{i}.predicate", v) for i, v in enumerate(spec.violations)]
-    for field, cp in fields:
+    fields = [(f"checkpoints.{i}.predicate", cp.predicate) for i, cp in enumerate(spec.checkpoints)]
+    fields += [(f"violations.{i}.predicate", v.predicate) for i, v in enumerate(spec.violations)]
+    fields += [(f"home.{i}.keep", gate.keep) for i, gate in enumerate(spec.home) if gate.keep is not None]
+    for field, text in fields:
         try:
-            tree = expr.parse(cp.predicate)
+            tree = expr.parse(text)
             predicates.check(tree)
         except expr.ExprError as e:
             raise TaskFileError(f"{path}: field '{field}': {e}") from None
@@ -137,6 +141,20 @@ def _names_used(
     return used
 
 
+def _check_moves_early(path: Path, spec: TaskSpec, trees: list[tuple[str, expr.Expr]], binding: dict[str, Any]) -> None:
+    """Every ``moves_early`` object is what some checkpoint is about (else the entry does nothing)."""
+    about: set[str] = set()
+    for field, tree in trees:
+        if field.startswith("checkpoints."):
+            about |= registers.subjects(expr.substitute(tree, binding))
+    for i, name in enumerate(spec.moves_early):
+        if name not in about:
+            raise TaskFileError(
+                f"{path}: field 'moves_early.{i}': no checkpoint is about {name!r} "
+                f"(checkpoints are about: {', '.join(sorted(about))})"
+            )
+
+
 def _check_names(path: Path, spec: TaskSpec, bddl_template: str) -> None:
     """Every name a predicate, the cue or the counting monitor uses exists, for every binding."""
     trees = _parse_predicates(path, spec)
@@ -149,6 +167,7 @@ def _check_names(path: Path, spec: TaskSpec, bddl_template: str) -> None:
         except (BindingError, BddlDeclarationError, BddlError) as e:
             raise TaskFileError(f"{bddl_path}: {e}") from None
         used = _names_used(path, spec, trees, binding)
+        _check_moves_early(path, spec, trees, binding)
         for field, field_names in used.items():
             unknown = sorted(field_names - names)
             if unknown:

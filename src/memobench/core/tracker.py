@@ -40,13 +40,22 @@ Semantics (docs/protocol.md, "Checkpoints" and "Commitments"):
 - **Post-goal window.** When the last required checkpoint completes at step
   g, the episode must also run steps g+1 .. g+post_goal_steps (rules active
   after the goal watch them) before it counts as finished.
-- **Finished** means every required checkpoint is complete, there is no
-  violation, the post-goal window has passed and, for a counting task, the
-  extra-pour monitor window has fully passed (the last step seen is >= t +
-  monitor_steps).
+- **Home gates.** A checkpoint flagged ``gate`` (the arm back at its start pose,
+  docs/protocol.md "Registers") is tracked like a required checkpoint (it
+  blocks later ones until it completes; a gate after the last checkpoint must
+  complete for the goal) but is no memory checkpoint: results, stage scores
+  and :attr:`completed_steps` leave gates out (:meth:`gate_steps` has them),
+  and completing one starts no new pour stage.
+- **Finished** means the episode is a success if it stops now: every required
+  checkpoint (and gate) is complete, there is no violation, the post-goal window
+  has passed and, for a counting task, the extra-pour monitor window has fully
+  passed (the last step seen is >= t + monitor_steps).
 
-The tracker never stops by itself: the caller ends the episode on
-``finished``, on ``violation`` or at the horizon.
+The tracker never stops by itself. The caller ends the episode on a
+``violation`` and at the horizon, a success if ``finished`` there
+(MEMOBench's protocol: the commitments hold to the horizon, and the post-goal
+window is the fewest steps that must follow the goal before it); under
+RoboMemArena's protocol it also ends it as soon as ``finished``.
 """
 
 from __future__ import annotations
@@ -60,6 +69,7 @@ from memobench.core.records import CheckpointResult
 from memobench.core.spec import MemoryOp
 
 EXTRA_POUR = "extra_pour"
+POUR_OUTSIDE_ZONE = "pour-outside-zone"  # violation: a counted pour started or ended outside the zone
 
 
 @dataclass(frozen=True)
@@ -67,8 +77,15 @@ class TrackedCheckpoint:
     """One checkpoint instance: a substituted predicate and its memory-op label."""
 
     predicate: Expr
-    op: MemoryOp
+    op: MemoryOp | None
     optional: bool = False
+    gate: bool = False  # a home gate: tracked in order, counted by no metric (op None)
+
+    def __post_init__(self) -> None:
+        if self.gate and (self.optional or self.op is not None):
+            raise ValueError("a gate is required and has no memory op")
+        if not self.gate and self.op is None:
+            raise ValueError("a memory checkpoint needs an op")
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,9 @@ class CountingMonitor:
     required: int
     monitor_steps: int = 30
     fail_on_extra: bool = True
+    # Pour zone (m, xy, object to target; None: no zone rule): every counted pour must start and
+    # end this close over the target, or the episode fails with :data:`POUR_OUTSIDE_ZONE`.
+    zone: float | None = None
 
     def __post_init__(self) -> None:
         if self.required < 1:
@@ -119,7 +139,7 @@ class CheckpointTracker:
         violations: Sequence[TrackedViolation] = (),
         post_goal_steps: int = 0,
     ) -> None:
-        if not checkpoints:
+        if not any(not c.gate for c in checkpoints):
             raise ValueError("CheckpointTracker needs at least one checkpoint")
         if post_goal_steps < 0:
             raise ValueError(f"post_goal_steps must be >= 0, got {post_goal_steps}")
@@ -170,7 +190,7 @@ class CheckpointTracker:
         poured = self._counters.update(view)
         self._monitor(step, poured)
         done = self._advance(view, step)
-        if any(not self.checkpoints[i].optional for i in done):
+        if any(not self.checkpoints[i].optional and not self.checkpoints[i].gate for i in done):
             self._counters.rebaseline(view)
         if self._goal_step is None and self.required_done:
             self._goal_step = step
@@ -194,6 +214,10 @@ class CheckpointTracker:
         mon = self.counting
         if mon is None:
             return
+        pair = (mon.object, mon.target)
+        outside = mon.zone is not None and pair in poured and max(self._counters.last_place(*pair)) > mon.zone
+        if outside and self._violation is None:
+            self._violation, self._violation_step = POUR_OUTSIDE_ZONE, step
         if self._window_start is None:
             if self._counters.count(mon.object, mon.target) >= mon.required:
                 self._window_start = step
@@ -220,10 +244,28 @@ class CheckpointTracker:
 
     # ------------------------------------------------------------ results
 
+    def hold_until(self, step: int) -> None:
+        """Count the steps up to ``step`` as seen with nothing changing: no checkpoint completes,
+        no rule fires, no pour. The caller's guarantee (a finished policy in a still scene, the
+        harness's ``Stillness``); only the windows' clocks move, so :attr:`finished` then says
+        whether the episode would be a success at ``step``. ValueError for a step before the last seen."""
+        if self._last_step is not None and step < self._last_step:
+            raise ValueError(f"cannot hold until step {step}: step {self._last_step} was seen")
+        self._last_step = step
+
+    @property
+    def _memory(self) -> list[int]:
+        """Indices of the memory checkpoints (every checkpoint but the gates)."""
+        return [i for i, c in enumerate(self.checkpoints) if not c.gate]
+
     @property
     def completed_steps(self) -> list[int | None]:
-        """Per checkpoint, the step at which it completed, or None (a copy)."""
-        return list(self._completed)
+        """Per memory checkpoint (gates left out), the step at which it completed, or None (a copy)."""
+        return [self._completed[i] for i in self._memory]
+
+    def gate_steps(self) -> list[int | None]:
+        """Per home gate, in order, the step at which the arm was home, or None."""
+        return [s for c, s in zip(self.checkpoints, self._completed, strict=True) if c.gate]
 
     @property
     def violation(self) -> str | None:
@@ -292,22 +334,29 @@ class CheckpointTracker:
 
     @property
     def stage_score(self) -> float:
-        """Completed required / required checkpoints (1.0 if none are required)."""
-        req = self._required
+        """Completed required / required memory checkpoints (1.0 if none are required; gates left out)."""
+        req = [i for i in self._required if not self.checkpoints[i].gate]
         if not req:
             return 1.0
         return sum(self._completed[i] is not None for i in req) / len(req)
 
     @property
     def average_score(self) -> float:
-        """Completed / all checkpoints, optional ones included."""
-        return sum(s is not None for s in self._completed) / len(self.checkpoints)
+        """Completed / all memory checkpoints, optional ones included (gates left out)."""
+        steps = self.completed_steps
+        return sum(s is not None for s in steps) / len(steps)
 
     def results(self) -> list[CheckpointResult]:
-        """One :class:`CheckpointResult` per checkpoint, in order."""
+        """One :class:`CheckpointResult` per memory checkpoint, in order (gates left out)."""
         return [
-            CheckpointResult(index=i, op=c.op, optional=c.optional, completed=s is not None, step=s)
-            for i, (c, s) in enumerate(zip(self.checkpoints, self._completed, strict=True))
+            CheckpointResult(
+                index=k,
+                op=self.checkpoints[i].op,
+                optional=self.checkpoints[i].optional,
+                completed=self._completed[i] is not None,
+                step=self._completed[i],
+            )
+            for k, i in enumerate(self._memory)
         ]
 
     def pour_counts(self) -> dict[str, int]:

@@ -206,7 +206,11 @@ def collect_task(
             on_attempt(len(demos), attempts)
     # Replan 1: the same demos, no look-ahead simulated (module docstring); a perturbed
     # collection needs it anyway: a label for every executed step, the expert decides each one.
-    protocol = (protocol or Protocol(seed=seed_base, adapter_timeout=0)).model_copy(update={"replan_steps": 1})
+    # A demo ends once the post-goal window has passed (not at the horizon): the rest would be
+    # the expert holding still.
+    protocol = (protocol or Protocol(seed=seed_base, adapter_timeout=0)).model_copy(
+        update={"replan_steps": 1, "commitments_to_horizon": False}
+    )
     expert = build_adapter(builtin_spec("expert"))
     perturbed = PerturbedExecution(expert, action_noise) if action_noise else None
     guard = AdapterGuard(perturbed or expert, timeout=None)

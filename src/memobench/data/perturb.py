@@ -54,6 +54,8 @@ class PerturbedExecution:
         self.expert.observe(obs)
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        if obs.get("cue"):  # the cue query: nothing runs, so no label and no noise drawn
+            return np.array(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)[:1]
         clean = np.array(self.expert.infer_actions(obs, prompt, resize_size), dtype=np.float64)[0]  # a copy
         self.labels.append(clean)
         noisy = clean.copy()

@@ -1,11 +1,12 @@
 """The ``state`` observation as one fixed-length vector, for every task alike.
 
 ``[robot_state (8), object poses (MAX_OBJECTS x 7: xyz, quaternion wxyz), object visible
-(MAX_OBJECTS), fixture joints (MAX_JOINTS)]``: the Gymnasium API's ``state`` mode
-(:mod:`memobench.gym.observation`) flattened and zero-padded to the suite's largest scene.
-Objects are in sorted name order and joints in sorted fixture order, as there. An object no
-camera could see (:meth:`memobench.sim.world.WorldView.hidden`: in a closed drawer or
-microwave, the rule the experts' memory follows) has a zero pose and visible 0.
+(MAX_OBJECTS), fixture joints (MAX_JOINTS)]``: the ``state`` observation
+(:func:`memobench.sim.scene_state.state_observation`, the Gymnasium API's ``state`` mode)
+flattened and zero-padded to the suite's largest scene, so it shows exactly what that shows:
+objects in sorted name order and joints in sorted fixture order; an object no camera could see
+(in a shut drawer or microwave) has a zero pose and visible 0; a fixture joint within its shut
+band reads 0.0.
 
 The same function builds the vector from the live simulator at evaluation
 (:mod:`memobench.training.checkpoint_policy`) and from stored physics states for training
@@ -20,44 +21,42 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.sim.scene_state import SceneLayout, state_observation
+
 MAX_OBJECTS = 12
 MAX_JOINTS = 8
 ROBOT_DIM = 8
 STATE_DIM = ROBOT_DIM + MAX_OBJECTS * 8 + MAX_JOINTS
-FEATURES_FORMAT = "memobench-state-v1"
+# v2: fixture joints within their shut band read 0.0 (v1 gave the raw joint value)
+FEATURES_FORMAT = "memobench-state-v2"
 
 
-def scene_order(env) -> tuple[list[str], list[str]]:
-    """The objects (sorted) and fixture joints (by sorted fixture) of ``env``'s scene."""
-    lib = env.libero
-    joints = [joint for fixture in sorted(lib.fixtures_dict) for joint in lib.get_object(fixture).joints]
-    objects = sorted(lib.objects_dict)
-    if len(objects) > MAX_OBJECTS or len(joints) > MAX_JOINTS:
+def scene_layout(env) -> SceneLayout:
+    """The objects and fixture joints of ``env``'s scene, in observation order; ValueError when
+    the scene has more than the vector holds."""
+    layout = SceneLayout.of(env)
+    if len(layout.objects) > MAX_OBJECTS or len(layout.fixture_joints) > MAX_JOINTS:
         raise ValueError(
-            f"scene has {len(objects)} objects and {len(joints)} fixture joints; "
+            f"scene has {len(layout.objects)} objects and {len(layout.fixture_joints)} fixture joints; "
             f"the state vector holds {MAX_OBJECTS} and {MAX_JOINTS}"
         )
-    return objects, joints
+    return layout
 
 
 def state_vector(env, world, robot_state: np.ndarray) -> np.ndarray:
-    """The state vector (float32 [STATE_DIM]) of the scene ``env`` holds now, with ``robot_state``."""
-    objects, joints = scene_order(env)
+    """The state vector (float32 [STATE_DIM]) of the scene ``env`` holds now, with ``robot_state``
+    (the recorded one: a stored physics state has no robosuite observation to read it from)."""
+    layout = scene_layout(env)
+    obs = state_observation(env, world, layout)
+    n, m = len(layout.objects), len(layout.fixture_joints)
     out = np.zeros(STATE_DIM, np.float32)
     out[:ROBOT_DIM] = robot_state
-    states = env.libero.object_states_dict
-    poses = out[ROBOT_DIM : ROBOT_DIM + MAX_OBJECTS * 7].reshape(MAX_OBJECTS, 7)
-    visible = out[ROBOT_DIM + MAX_OBJECTS * 7 : ROBOT_DIM + MAX_OBJECTS * 8]
-    for i, name in enumerate(objects):
-        if world.hidden(name):
-            continue
-        geom = states[name].get_geom_state()
-        poses[i, :3], poses[i, 3:] = geom["pos"], geom["quat"]
-        visible[i] = 1.0
-    data = env.sim.data
-    out[ROBOT_DIM + MAX_OBJECTS * 8 : ROBOT_DIM + MAX_OBJECTS * 8 + len(joints)] = [
-        data.get_joint_qpos(j) for j in joints
-    ]
+    out[ROBOT_DIM : ROBOT_DIM + n * 7] = obs["object_poses"].ravel()
+    visible = ROBOT_DIM + MAX_OBJECTS * 7
+    out[visible : visible + n] = obs["object_visible"]
+    joints = visible + MAX_OBJECTS
+    if m:
+        out[joints : joints + m] = obs["fixture_joints"]
     return out
 
 

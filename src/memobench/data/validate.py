@@ -49,17 +49,26 @@ class DemoCheck:
 
 
 class ReplayPolicy:
-    """An adapter that plays back stored actions (chunks cut at the query's step)."""
+    """An adapter that plays back stored actions (chunks cut at the query's step).
+
+    A policy is not told the step: this one counts the steps it observed (``observe`` is
+    called after every executed step, and with ``cue`` for the cue's frames)."""
+
+    needs_images = False
 
     def __init__(self, actions: np.ndarray):
         self.actions = actions
+        self.step = 0
 
     def reset(self) -> None:
-        pass
+        self.step = 0
+
+    def observe(self, obs) -> None:
+        if not obs.get("cue"):
+            self.step += 1
 
     def infer_actions(self, obs, prompt, resize_size):
-        step = obs["step"]
-        chunk = self.actions[step : step + 50]
+        chunk = self.actions[self.step : self.step + 50]
         return chunk if len(chunk) else np.zeros((1, 7))
 
 
@@ -98,7 +107,8 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
     recorder = DemoRecorder()
     # what ran: a perturbed demo's labels (``actions``) would not retrace its states
     guard = AdapterGuard(ReplayPolicy(demo.arrays.get("executed_actions", demo.arrays["actions"])), timeout=None)
-    record = run_episode(task, plan, env, guard, Protocol(seed=seed_base, adapter_timeout=0), recorder=recorder).record
+    protocol = Protocol(seed=seed_base, adapter_timeout=0, commitments_to_horizon=False)  # as collected
+    record = run_episode(task, plan, env, guard, protocol, recorder=recorder).record
     problems = []
     stored = demo.arrays["states"]
     replayed = np.stack(recorder.states) if recorder.states else np.zeros((0, stored.shape[1]))

@@ -1,10 +1,14 @@
-"""One episode: cue, stabilisation, the policy loop, checkpoint tracking, the record.
+"""One episode: cue, stabilisation, the cue query, the policy loop, checkpoint tracking, the record.
 
-The loop follows docs/protocol.md: the policy is queried, the first
-``replan_steps`` actions of its chunk are executed (the whole chunk if it is
-shorter, never padded; the record counts such queries), then it is queried
-again; the episode ends at success (after the post-goal window), at a
-violation or at the horizon. Every way the policy can fail becomes
+The loop follows docs/protocol.md: after the cue and the stabilisation steps, a
+cue task's policy is queried once with the cue and that chunk is discarded (the
+cue query); then the policy is queried, the first ``replan_steps`` actions of
+its chunk are executed (the whole chunk if it is shorter, never padded; the
+record counts such queries), then it is queried again. Under MEMOBench's
+protocol the episode ends at a violation or at the horizon, where it is a
+success if every required checkpoint completed (and the post-goal window fitted
+before the horizon); under RoboMemArena's, success ends it once the post-goal
+window has passed. Every way the policy can fail becomes
 ``status: adapter_error``; a simulator failure becomes ``env_error``. Either way a record is returned
 and the sweep goes on.
 """
@@ -29,11 +33,9 @@ from memobench.core.taxonomy import classify_failure
 from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
-    CountingMonitor,
-    TrackedCheckpoint,
-    TrackedViolation,
 )
 from memobench.evaluation.protocol import EpisodePlan, Protocol
+from memobench.evaluation.tracking import build_tracker
 from memobench.experts.expert import Expert
 from memobench.experts.plans import plan_for
 from memobench.experts.scene import Scene
@@ -56,34 +58,60 @@ class StepRecorder(typing.Protocol):
         """``action`` is about to be executed from the state ``env`` holds."""
 
 
-POLICY_FINISHED = "policy_finished"  # end_reason: a finished policy in a still scene (Stillness)
+POLICY_FINISHED = "policy_finished"  # end_reason: a finished policy in a still scene, unsuccessful (Stillness)
 STILL_SPEED = 2e-4  # max |qvel| (m/s, rad/s) under which the scene counts as still
 STILL_STEPS = 20  # consecutive still steps, the tracker unchanged, before a finished policy's episode ends
+
+
+def longest_held(tracker: CheckpointTracker) -> int:
+    """The longest ``held(x, n)`` window (n) in the tracker's checkpoints and rules; 0 if none."""
+    predicates = [cp.predicate for cp in tracker.checkpoints] + [rule.predicate for rule in tracker.violations]
+    return max(
+        (
+            int(node.args[1].value)
+            for predicate in predicates
+            for node in expr.walk(predicate)
+            if isinstance(node, expr.Call) and node.func == "held"
+        ),
+        default=0,
+    )
 
 
 class Stillness:
     """When an episode whose policy has finished can end early without changing its outcome.
 
     A policy's ``finished()`` promises it will only hold still. Once the scene is
-    also still (:data:`STILL_SPEED`) for :data:`STILL_STEPS` steps in a row, with no
-    checkpoint, goal or violation changing meanwhile (latched and ``held`` predicates
-    included), nothing is left to change the record before the horizon: the episode
-    ends, unsuccessful, with end reason :data:`POLICY_FINISHED`. Never while the
-    required checkpoints are complete: the post-goal window then decides.
+    also still (:data:`STILL_SPEED`) for ``needed`` steps in a row (:data:`STILL_STEPS`,
+    or one more than the tracker's longest ``held`` window if that is longer), with
+    no checkpoint, goal or violation changing meanwhile, nothing is left to change
+    the record before the horizon: every predicate reads a scene that no longer
+    changes, ``ever``/``then`` have latched or cannot, and a ``held`` that has not
+    latched within its window never will. The episode then ends with the outcome it
+    would have at the horizon (:meth:`end`): a success when the required checkpoints
+    are complete with no violation (and the post-goal window fits before the
+    horizon), else unsuccessful with end reason :data:`POLICY_FINISHED`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, tracker: CheckpointTracker) -> None:
+        self.tracker = tracker
+        self.needed = max(STILL_STEPS, longest_held(tracker) + 1)
         self.still_steps = 0
         self._last: tuple | None = None
 
-    def settled(self, speed: float, tracker: CheckpointTracker) -> bool:
-        state = (tuple(tracker.completed_steps), tracker.violation)
-        if speed < STILL_SPEED and state == self._last and not tracker.required_done:
+    def settled(self, speed: float) -> bool:
+        tracker = self.tracker
+        state = (tuple(tracker.completed_steps), tuple(tracker.gate_steps()), tracker.violation)
+        if speed < STILL_SPEED and state == self._last:
             self.still_steps += 1
         else:
             self.still_steps = 0
         self._last = state
-        return self.still_steps >= STILL_STEPS
+        return self.still_steps >= self.needed
+
+    def end(self, horizon: int) -> str:
+        """Account the still steps up to the horizon (``horizon`` steps in all) and return the end reason."""
+        self.tracker.hold_until(horizon - 1)
+        return "success" if self.tracker.finished else POLICY_FINISHED
 
 
 @dataclass
@@ -92,38 +120,6 @@ class EpisodeOutcome:
 
     record: EpisodeRecord
     frames: dict[str, list[np.ndarray]] = field(default_factory=dict)
-
-
-def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> CheckpointTracker:
-    """The checkpoint tracker of one episode, predicates bound to ``binding``."""
-
-    def bound(predicate: str) -> expr.Expr:
-        return expr.substitute(expr.parse(predicate), binding)
-
-    spec = task.spec
-    checkpoints = [TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional) for cp in spec.checkpoints]
-    index = {cp.id: i for i, cp in enumerate(spec.checkpoints)}
-    violations = [
-        TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
-    ]
-    counting, pour_params = None, None
-    if task.spec.counting is not None:
-        c = task.spec.counting
-        counting = CountingMonitor(
-            c.object, c.target, c.required, protocol.extra_pour_monitor_steps, protocol.fail_on_extra_pour
-        )
-        pour_params = {
-            "near_radius": c.near_radius,
-            "baseline_samples": c.baseline_samples,
-            "near_during": c.near_during,
-        }
-    return CheckpointTracker(
-        checkpoints,
-        counting=counting,
-        pour_params=pour_params,
-        violations=violations,
-        post_goal_steps=protocol.monitor_steps_for(task),
-    )
 
 
 def cue_targets(task: Task, binding: dict[str, Any]) -> list[str]:
@@ -213,19 +209,35 @@ def policy_images(env: SimEnv, protocol: Protocol) -> tuple[np.ndarray, np.ndarr
     )
 
 
-def execute(env: SimEnv, world: WorldView, tracker: CheckpointTracker, action: np.ndarray, step: int) -> str | None:
+def execute(
+    env: SimEnv,
+    world: WorldView,
+    tracker: CheckpointTracker,
+    action: np.ndarray,
+    step: int,
+    *,
+    success_ends: bool = False,
+) -> str | None:
     """Execute one action as policy step ``step`` and track it; the end reason if the episode ends here.
 
-    ``"violation"`` (or :data:`EXTRA_POUR`) when a commitment broke, ``"success"`` once the
-    required checkpoints are done and the post-goal window passed, otherwise None.
+    ``"violation"`` (or :data:`EXTRA_POUR`) when a commitment broke; with ``success_ends``
+    (RoboMemArena's protocol: not ``commitments_to_horizon``) ``"success"`` once the required
+    checkpoints are done and the post-goal window passed; otherwise None (MEMOBench's protocol
+    decides success at the horizon: :func:`horizon_end`).
     """
     env.step(action)
     tracker.update(world, step)
     if tracker.violation:
         return EXTRA_POUR if tracker.violation == EXTRA_POUR else "violation"
-    if tracker.finished:
+    if success_ends and tracker.finished:
         return "success"
     return None
+
+
+def horizon_end(tracker: CheckpointTracker) -> str:
+    """The end reason of an episode that reached its horizon: ``"success"`` when every required
+    checkpoint completed, no commitment broke and the post-goal window fitted, else ``"horizon"``."""
+    return "success" if tracker.finished else "horizon"
 
 
 class _Episode:
@@ -270,17 +282,33 @@ class _Episode:
             self.frames["wrist"] += self.cue.wrist_frames
 
     def start_policy(self) -> None:
+        """Reset the policy, show it the cue, stabilise, then (a cue task) the cue query."""
         self.guard.reset()
         self.guard.begin_episode(episode_rng(self.plan.seed, self.task.id, "policy"))
         for i, state in enumerate(self.cue.states):
-            obs = {"observation/state": state, "episode": self.plan.episode, "step": -1, "cue": True}
+            obs = {"observation/state": state, "cue": True}
             if self.guard.observe_images and self.cue.frames:
                 obs["observation/image"] = self.cue.frames[i]
                 obs["observation/wrist_image"] = self.cue.wrist_frames[i]
             self.guard.observe(obs)
         stabilise(self.env, self.world, self.tracker, self.protocol)
+        if self.protocol.cue_query and self.task.spec.cue is not None:
+            self.cue_query()
         if self.recorder is not None:
             self.recorder.begin(self.cue)
+
+    def cue_query(self) -> None:
+        """Query the policy once with the cue (``cue``: True, ``prompt_video`` when it gets images) and
+        discard the chunk: it is validated (a broken one is the policy's error) but never executed,
+        so nothing the policy does with the cue reaches the scene. Not counted in ``policy_queries``
+        (the queries whose chunks ran); its time counts as the policy's."""
+        obs = self.query_observation(step=0, images=self.policy_images)
+        obs["cue"] = True
+        if self.cue.frames and self.policy_images:
+            obs["prompt_video"] = self.cue.video()
+        start = time.perf_counter()
+        self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
+        self.timings["policy"] += time.perf_counter() - start
 
     def prompt(self) -> str:
         level = self.protocol.memory_oracle
@@ -294,15 +322,21 @@ class _Episode:
         ]
         return oracle_prompt(instruction, done)
 
-    def observation(self, step: int, images: bool) -> dict[str, Any]:
-        obs: dict[str, Any] = {
-            "observation/state": self.env.robot_state(),
-            "prompt": self.prompt(),
-            "episode": self.plan.episode,
-            "step": step,
-        }
+    def observation(self, images: bool) -> dict[str, Any]:
+        """What a policy sees of the scene now (docs/protocol.md, section 1): no episode index, no step."""
+        obs: dict[str, Any] = {"observation/state": self.env.robot_state(), "prompt": self.prompt()}
         if images:
             obs["observation/image"], obs["observation/wrist_image"] = policy_images(self.env, self.protocol)
+        return obs
+
+    def query_observation(self, step: int, images: bool) -> dict[str, Any]:
+        """:meth:`observation`, plus for a privileged policy (the built-in experts) the task, the
+        simulator's snapshot and the policy step ``step``."""
+        obs = self.observation(images)
+        if self.guard.privileged:
+            obs["privileged/task"] = self.task
+            obs["privileged/snapshot"] = self.env.snapshot()
+            obs["privileged/step"] = step
         return obs
 
     def capture_frames(self) -> None:
@@ -319,18 +353,15 @@ class _Episode:
         the record, so a shortened interval is visible in the ledger and run.json.
         """
         images = self.policy_images or self.capture_video
-        obs = self.observation(step, images)
+        obs = self.query_observation(step, images)
         if self.capture_video:
             self.frames["agentview"].append(obs["observation/image"])
             self.frames["wrist"].append(obs["observation/wrist_image"])
         if not self.policy_images:
             obs.pop("observation/image", None)
             obs.pop("observation/wrist_image", None)
-        if self.queries == 0 and self.cue.frames and self.policy_images:
-            obs["prompt_video"] = self.cue.video()
-        if self.guard.privileged:
-            obs["privileged/task"] = self.task
-            obs["privileged/snapshot"] = self.env.snapshot()
+        if self.queries == 0 and self.cue.frames and self.policy_images and not self.protocol.cue_query:
+            obs["prompt_video"] = self.cue.video()  # RoboMemArena's protocol: with the first executed query
         start = time.perf_counter()
         chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
         self.timings["policy"] += time.perf_counter() - start
@@ -343,9 +374,11 @@ class _Episode:
     def rollout(self) -> str:
         """Run the policy loop; returns the end reason."""
         queue: list[np.ndarray] = []
-        stillness = Stillness() if self.protocol.end_when_finished and self.guard.has_finished else None
+        stillness = Stillness(self.tracker) if self.protocol.end_when_finished and self.guard.has_finished else None
         finished = False
-        for step in range(self.protocol.horizon_for(self.task)):
+        horizon = self.protocol.horizon_for(self.task)
+        success_ends = not self.protocol.commitments_to_horizon
+        for step in range(horizon):
             if not queue:
                 queue = self.query(step)
                 finished = stillness is not None and self.guard.finished()
@@ -353,18 +386,18 @@ class _Episode:
             action = queue.pop(0)
             if self.recorder is not None:
                 self.recorder.add(self.env, action)
-            end = execute(self.env, self.world, self.tracker, action, step)
+            end = execute(self.env, self.world, self.tracker, action, step, success_ends=success_ends)
             self.steps = step + 1
             self.timings["sim"] += time.perf_counter() - start
             if self.capture_video and self.video_every and (step + 1) % self.video_every == 0 and queue:
                 self.capture_frames()  # between queries; a query step captures its own
             if self.guard.observes_rollout:
-                self.guard.observe(self.observation(step, self.guard.observe_images and self.env.renders))
+                self.guard.observe(self.observation(self.guard.observe_images and self.env.renders))
             if end is not None:
                 return end
-            if finished and stillness.settled(self.env.max_speed(), self.tracker):
-                return POLICY_FINISHED
-        return "horizon"
+            if finished and stillness.settled(self.env.max_speed()):
+                return stillness.end(horizon)
+        return horizon_end(self.tracker)
 
     # -- the record -------------------------------------------------------------------
     def record(self, status: EpisodeStatus, end_reason: str, error: str | None, total: float) -> EpisodeRecord:
@@ -421,6 +454,7 @@ def make_record(
         average_score=tracker.average_score,
         pour_counts=tracker.pour_counts(),
         pour_tilts=tracker.pour_tilts(),
+        gates=tracker.gate_steps(),
         steps=steps,
         policy_queries=queries,
         short_chunk_queries=short_chunk_queries,

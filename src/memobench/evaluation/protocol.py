@@ -30,6 +30,8 @@ ROBOMEMARENA_DEFAULTS: dict[str, Any] = {
     "stabilization_steps": 10,
     "extra_pour_monitor_steps": 30,
     "fail_on_extra_pour": True,
+    "cue_query": False,
+    "commitments_to_horizon": False,
 }
 PROTOCOL_DEFAULTS = {"memobench": {}, "robomemarena": ROBOMEMARENA_DEFAULTS}
 
@@ -101,9 +103,9 @@ class Protocol(BaseModel):
         None,
         ge=0,
         description=(
-            "Post-goal window: steps run after the last required checkpoint before success is declared (default: "
-            "each task's own; overriding it is for diagnostics). An arena counting task has none: its episode ends "
-            "with the extra-pour monitor."
+            "Post-goal window: the fewest steps between the last required checkpoint and the horizon for a success "
+            "(--protocol robomemarena: the steps run after it before success ends the episode). Default: each task's "
+            "own; overriding it is for diagnostics. An arena counting task has none: the extra-pour monitor ends it."
         ),
         json_schema_extra={"cli": ["--monitor-steps", "--post-goal-steps"]},
     )
@@ -118,9 +120,18 @@ class Protocol(BaseModel):
             "episode as an adapter_error."
         ),
     )
-    # End an episode early, unsuccessful, once a policy that reports ``finished()`` holds a
-    # still scene (docs/protocol.md, "End"). The certification's scripted baselines use it.
+    # End an episode early, with the outcome it would have at the horizon, once a policy that
+    # reports ``finished()`` holds a still scene (docs/protocol.md, "End"). The certification's
+    # scripted policies use it.
     end_when_finished: bool = Field(False, json_schema_extra={"cli": False})
+    # MEMOBench's two rules that RoboMemArena's protocol does not have (docs/protocol.md, section 2),
+    # set by ``name``; not flags. ``cue_query``: the cue is handed to the policy in a query whose
+    # chunk is discarded, so no executed query carries it (False: ``prompt_video`` comes with the
+    # first executed query, as before). ``commitments_to_horizon``: success is decided at the
+    # horizon, the commitments watched until then (False: success ends the episode once the
+    # post-goal window has passed; demonstration collection keeps that, so a demo stops there).
+    cue_query: bool = Field(True, json_schema_extra={"cli": False})
+    commitments_to_horizon: bool = Field(True, json_schema_extra={"cli": False})
 
     @model_validator(mode="before")
     @classmethod
@@ -141,15 +152,21 @@ class Protocol(BaseModel):
         return self.monitor_steps
 
 
+# What a run.json written before these fields existed ran: the rules before them, not today's
+# defaults, so such a run is not resumed (or merged in a report) under the new rules.
+LEGACY_FIELDS: dict[str, Any] = {"cue_query": False, "commitments_to_horizon": False}
+
+
 def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:
     """A protocol as a ``run.json`` stores it, with every field it lacks at its default.
 
     A ``run.json`` written before a field existed is read with that field's
     default, so comparing protocols (``--resume``, report conditions) does not
-    see the missing key as a difference. Unknown keys are kept.
+    see the missing key as a difference; except the fields of
+    :data:`LEGACY_FIELDS`, read as what such a run did. Unknown keys are kept.
     """
     defaults = Protocol().model_dump(mode="json")
-    return {**defaults, **fields}
+    return {**defaults, **LEGACY_FIELDS, **fields}
 
 
 @dataclass(frozen=True)

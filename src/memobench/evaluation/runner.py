@@ -47,7 +47,7 @@ from memobench.evaluation.run_folder import (
     write_replan_accounting,
 )
 from memobench.evaluation.run_request import RunRequest
-from memobench.policies.adapter import AdapterGuard, check_replan_steps
+from memobench.policies.adapter import AdapterGuard, check_replan_steps, policy_receives
 from memobench.policies.loader import policy_factory
 
 
@@ -87,6 +87,7 @@ def evaluate(request: RunRequest, adapter: Any, events: RunEvents | None = None)
 def _evaluate_locked(request: RunRequest, adapter: Any, events: RunEvents) -> RunResult:
     out = request.out_root
     manifest = run_manifest(request.protocol, request.policy, request.tasks, request.num_trials_per_task, request.video)
+    manifest["policy_receives"] = policy_receives(adapter)
     prepare_run_folder(out, manifest, request.resume)
     tasks = {t.id: t for t in request.tasks}
     # After a timed-out call, episodes go on with a fresh adapter from the run's policy block

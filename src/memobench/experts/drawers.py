@@ -22,14 +22,14 @@ import numpy as np
 from memobench.experts.control import CLOSE, forceful, pose_action, rotation_error
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill
-from memobench.sim.world import CLOSED_ABOVE as WORLD_CLOSED_ABOVE
+from memobench.sim.fixture_bands import BANDS
 
 CABINET = "wooden_cabinet_1"
 LEVELS = ("top", "middle", "bottom")
 
 OPEN_BELOW = -0.14  # LIBERO's "open" test for the wooden cabinet (q < -0.14)
 OPEN_GOAL = -0.152  # pull to here: a margin past the threshold, short of the -0.16 stop
-CLOSED_ABOVE = WORLD_CLOSED_ABOVE["WoodenCabinet"]  # MEMOBench's "closed" (q > -0.005)
+CLOSED_ABOVE = -BANDS["WoodenCabinet"].shut  # MEMOBench's "closed": within the shut band (q > -0.005)
 SHUT_GOAL = -0.0025  # push until the joint reads above this (margin over CLOSED_ABOVE)
 SHUT_AIM = 0.008  # aim the pushing hand this far past q = 0 (the drawer stops at the back wall)
 

@@ -17,6 +17,12 @@ Three variants run the same plans (:class:`Mode`):
   invites (open what is closed, turn on what is off, pour again while the
   bottle is upright, search the top drawer first, take the first candidate in
   the row). It never concludes that a task is done unless the scene shows it.
+Every variant decides with the arm at home: before a decision, with its hand empty
+and every drawer, door and knob shut, the runner first brings the hand back to its
+start pose (:class:`GoHome`). Where the arm stopped (at the handle of the drawer it
+just shut) is then never part of what a decision sees, as the home gates of
+docs/protocol.md ("Registers") require of every policy.
+
 - ``slow``: full memory, at about half the expert's speed: it holds still
   for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
   The stand-in for a learned policy slower than the scripted expert.
@@ -32,7 +38,7 @@ import numpy as np
 
 from memobench.experts.control import OPEN, Forceful, hold_action
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Skill
+from memobench.experts.skills import BackOff, Chain, MoveTo, Rise, Skill
 
 
 class Memory(dict):
@@ -57,6 +63,9 @@ SLOW_PAUSES = 2
 # servo's commands are small, left the hand stalled a few millimetres short of a grasp
 # (P02: the butter never grasped in 1,300 steps).
 SLOW_FROM = 0.3
+HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
+HOME_BACKOFF = 0.08  # metres GoHome backs away (toward the robot, -x) from a fixture before it rises
+HOME_HIGH = 0.05  # metres over the home height from which GoHome goes over home before it descends
 
 
 class Plan:
@@ -83,6 +92,14 @@ class Plan:
     def remember(self, finished: Skill, scene: Scene, memory: Memory) -> None:
         """Store what the skill that just finished changed or revealed."""
 
+    def finished(self, scene: Scene) -> bool:
+        """Whether the scene shows the plan's last step done, asked before the hand goes home.
+
+        For plans whose end is visible only in where the last skill left the hand (a
+        parked hand after a set-down): the trip home would erase it. Plans whose end
+        shows in the objects say so from :meth:`next_skill` (it returns None)."""
+        return False
+
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         """The next skill, or None when the plan considers the task done."""
         raise NotImplementedError
@@ -93,6 +110,37 @@ class Plan:
         if self.reactive:
             return options[0]
         return options[int(rng.integers(len(options)))]
+
+
+class GoHome(Chain):
+    """Bring the hand back to its start pose, fingers open (the pose ``home()`` tests).
+
+    Clear of what it worked first: a hand pointing down (over an object it let go) rises
+    straight up to the home height; a hand turned to a fixture (a drawer handle, a knob)
+    backs away from it toward the robot, then rises. Then it servoes home. A hand well
+    above the home height (over a cabinet's top, in the arena's scenes) goes over home at
+    its height first and then down: a straight line home swept what it had set down there.
+    """
+
+    def __init__(self, scene: Scene):
+        pos, rot = scene.home_pose()
+        parts: list[Skill] = []
+        if scene.eef_rot()[2, 2] > -0.9:  # the approach axis is not pointing down: at a fixture
+            parts.append(BackOff(HOME_BACKOFF))
+        height = scene.eef_pos()[2]
+        if height > pos[2] + HOME_HIGH:
+            parts.append(
+                MoveTo(np.array([pos[0], pos[1], height]), None, OPEN, tol=0.02, max_steps=200, name="over home")
+            )
+        else:
+            parts.append(Rise(pos[2], None, OPEN, max_steps=120, name="rise"))
+        parts.append(MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"))
+        super().__init__(parts, name="home", tolerant=True)
+
+
+def needs_home(scene: Scene) -> bool:
+    """Before a decision: the hand holds nothing, everything is shut, and the hand is not home."""
+    return not scene.holding() and scene.all_shut() and not scene.at_home()
 
 
 class Expert:
@@ -107,6 +155,7 @@ class Expert:
         self.skill: Skill | None = None
         self.done = False
         self.decisions = 0
+        self._homed = False  # the last skill brought the hand home: decide now
 
     def start(self, scene: Scene, cue_states: Sequence[np.ndarray]) -> None:
         self.plan.remember_cue(cue_states, scene, self.memory)
@@ -137,16 +186,24 @@ class Expert:
             if self.skill is None:
                 if self.done:
                     break
-                if self.memoryless:
-                    self.memory.clear()
-                self.skill = self.plan.next_skill(scene, self.memory, self.rng)
-                self.decisions += 1
-                if self.skill is None:
+                if self.plan.finished(scene):
                     self.done = True
                     break
+                if not self._homed and needs_home(scene):
+                    self.skill, self._homed = GoHome(scene), True
+                else:
+                    self._homed = False
+                    if self.memoryless:
+                        self.memory.clear()
+                    self.skill = self.plan.next_skill(scene, self.memory, self.rng)
+                    self.decisions += 1
+                    if self.skill is None:
+                        self.done = True
+                        break
             action = self.skill.act(scene)
             if action is not None:
                 return action
-            self.plan.remember(self.skill, scene, self.memory)
+            if not isinstance(self.skill, GoHome):
+                self.plan.remember(self.skill, scene, self.memory)
             self.skill = None
         return hold_action(OPEN)

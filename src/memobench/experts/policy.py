@@ -2,9 +2,13 @@
 ``expert-memoryless``, ``expert-reactive`` and ``expert-slow`` (:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
-``privileged/task`` (the :class:`~memobench.core.suite.Task`) and
-``privileged/snapshot`` (the env's exact state), and nothing else changes:
-they return 50-action chunks and the harness executes the first ``k``.
+``privileged/task`` (the :class:`~memobench.core.suite.Task`),
+``privileged/snapshot`` (the env's exact state) and ``privileged/step`` (the
+policy step: how many actions ran since the last query), and nothing else
+changes: they return 50-action chunks and the harness executes the first ``k``.
+The cue query (``cue`` True; its chunk is discarded) is answered with a still
+chunk and changes nothing: the plan starts at the first executed query, having
+read the cue from the states ``observe`` was given.
 
 How a chunk is made: the state is copied into the policy's forward model
 (:mod:`memobench.experts.model`), the plan runs closed-loop there, and its
@@ -78,7 +82,9 @@ class ExpertPolicy:
         return self._models[task.id]
 
     def infer_actions(self, obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
-        task, step = obs["privileged/task"], int(obs["step"])
+        if obs.get("cue"):  # the cue query: its chunk is discarded, the plan starts at the next query
+            return np.array([hold_action(OPEN)] * self.chunk)
+        task, step = obs["privileged/task"], int(obs["privileged/step"])
         model = self._model(task)
         model.sync(obs["privileged/snapshot"])
         if self._expert is None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.sim.env import SimEnv
+from memobench.core.bddl_names import declared_section
+from memobench.core.registers import fixture_parts
+from memobench.sim.env import GRIP_SITE, SimEnv
 from memobench.sim.world import WorldView
 
-GRIP_SITE = "gripper0_grip_site"
 # The collision box of the table a scene is built on: "table" (the kitchen table) or
 # "coffee_table". Its top is where objects rest (kitchen 0.90, coffee table 0.424: measured
 # from the contacts of objects standing on them).
@@ -37,6 +38,24 @@ class Scene:
     def eef_rot(self) -> np.ndarray:
         """3x3 rotation of the grip site; column 2 is the approach axis, column 0 the finger axis."""
         return np.array(self._data.get_site_xmat(GRIP_SITE)).reshape(3, 3)
+
+    def at_home(self) -> bool:
+        """The hand at its start pose, fingers open (the ``home()`` predicate)."""
+        return self.world.at_home()
+
+    def home_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where the hand started: grip site position and 3x3 rotation."""
+        pos, rot = self.env.home_pose
+        return pos.copy(), rot.copy()
+
+    def all_shut(self) -> bool:
+        """Every drawer, door and knob of the scene shut (off), as the register rules read them."""
+        fixtures = declared_section(self.env.bddl, "fixtures")
+        return all(self.check(shut, part) for part, shut in fixture_parts(fixtures))
+
+    def holding(self) -> bool:
+        """The gripper holds one of the scene's objects."""
+        return any(self.grasped(name) for name in self.env.libero.objects_dict)
 
     def finger_gap(self) -> float:
         """Distance between the finger joints (about 0.08 open, under 0.01 closed on nothing)."""

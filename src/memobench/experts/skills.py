@@ -20,6 +20,7 @@ from memobench.experts.scene import Scene
 Target = np.ndarray | Callable[[Scene], np.ndarray]
 RotTarget = np.ndarray | Callable[[Scene], np.ndarray] | None
 
+HOLD_GRIP = 0.0  # a gripper command that keeps the fingers where they are (the gripper acts on its sign)
 GRIP_STEPS = 15  # the gripper closes or opens fully in ~10 steps (measured)
 
 
@@ -87,6 +88,16 @@ class MoveTo(Skill):
         if close and aligned:
             return self.finish(True)
         return pose_action(pos, rot, target, target_rot, self.grip, max_speed=self.max_speed)
+
+
+class MoveToFixed(MoveTo):
+    """:class:`MoveTo` whose target is read once, at its first step: it does not chase an object
+    the hand pushes along (a carton left on a finger pad moves with the hand)."""
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if callable(self.target):
+            self.target = np.asarray(self.target(scene), dtype=float)
+        return super().step(scene)
 
 
 class Grip(Skill):
@@ -184,6 +195,23 @@ class Rise(Skill):
         return pose_action(scene.eef_pos(), scene.eef_rot(), target, _resolve(self.rot, scene), self.grip)
 
 
+class BackOff(Skill):
+    """Move ``distance`` m straight toward the robot (-x) from where the skill started, keeping the
+    hand's orientation: away from a fixture's handle or knob (fixtures face the robot)."""
+
+    def __init__(self, distance: float, grip: float = OPEN, *, tol: float = 0.02, max_steps: int = 60):
+        super().__init__()
+        self.distance, self.grip, self.tol, self.max_steps, self.name = distance, grip, tol, max_steps, "back off"
+        self.target: np.ndarray | None = None
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if self.target is None:
+            self.target = scene.eef_pos() - np.array([self.distance, 0.0, 0.0])
+        if np.linalg.norm(scene.eef_pos() - self.target) < self.tol:
+            return self.finish(True)
+        return pose_action(scene.eef_pos(), scene.eef_rot(), self.target, None, self.grip)
+
+
 TABLE_Z = 0.90  # the kitchen table's top, world z
 
 
@@ -218,12 +246,15 @@ def place_at(
     rot: RotTarget = DOWN,
     retreat_z: float = TABLE_Z + 0.2,
     held: str | None = None,
+    release_steps: int | None = None,
 ) -> Chain:
     """Carry the held object so the hand is over ``target``, lower to it, release, rise to ``retreat_z``.
 
     With ``held`` (the object's name), the open hand first centres itself over
     the object: an object left leaning on one finger pad is otherwise dragged
-    up with it (seen with the milk cartons).
+    up with it (seen with the milk cartons). With ``release_steps``, the fingers
+    open for only that many steps and keep that opening while the hand rises
+    (fully open, they pressed on a bowl's rim from inside and lifted the bowl: O02).
     """
 
     def over(scene: Scene) -> np.ndarray:
@@ -238,9 +269,10 @@ def place_at(
     parts: list[Skill] = [
         MoveTo(over, rot, CLOSE, tol=0.012, name="carry"),
         MoveTo(down, rot, CLOSE, tol=0.008, max_speed=0.5, name="lower"),
-        Grip(OPEN, rot=rot, name="release"),
+        Grip(OPEN, steps=release_steps or GRIP_STEPS, rot=rot, name="release"),
     ]
+    after = OPEN if release_steps is None else HOLD_GRIP
     if held is not None:
-        parts.append(MoveTo(centred, rot, OPEN, tol=0.003, max_steps=20, max_speed=0.3, name="centre"))
-    parts.append(Rise(retreat_z, rot, OPEN, name="retreat"))
+        parts.append(MoveTo(centred, rot, after, tol=0.003, max_steps=20, max_speed=0.3, name="centre"))
+    parts.append(Rise(retreat_z, rot, after, name="retreat"))
     return Chain(parts, name="place", tolerant=True)

@@ -5,13 +5,17 @@ seeds 7, 8, ...): the same binding, layout, cue and stabilisation, through the h
 functions (:mod:`memobench.evaluation.episode`). ``step`` executes one action and tracks the
 checkpoints and commitments as the harness does.
 
-- reward: ``sparse`` 1.0 on the step the episode succeeds (after the post-goal window);
-  ``dense`` +1.0 for every checkpoint completed on that step.
-- ``terminated`` on success or a broken commitment (a violation, an extra pour);
-  ``truncated`` at the task's horizon (or ``horizon``).
-- ``info`` after every step: the checkpoints completed, the stages complete, the violation
-  (``""`` if none), the end reason (``""`` while running) and success. After reset also the
-  episode (seed, variant, binding, layout seed, instruction, object names) and the cue.
+- reward: ``sparse`` 1.0 on the step the episode succeeds: the last, at the horizon (the
+  commitments hold until then; docs/protocol.md, section 2); ``dense`` +1.0 for every checkpoint
+  completed on that step.
+- ``terminated`` on a broken commitment (a violation, an extra pour); ``truncated`` at the
+  task's horizon (or ``horizon``), where ``info["success"]`` says whether the episode succeeded.
+- The observation holds no episode index and no step (a policy that reads it gets neither).
+  ``info`` is the training loop's, for logging: after every step the step count, the checkpoints
+  completed, the stages complete, the violation (``""`` if none), the end reason (``""`` while
+  running) and success; after reset also the episode (seed, variant, binding, layout seed,
+  instruction, object names) and the cue. A policy that reads ``info`` beyond the cue reads
+  what the harness never shows one.
 - The cue is shown before the first step, as the harness shows it to a policy: ``info["cue"]``
   at reset holds it as a stack of observations of the env's mode ([T, ...], T = 0 for a task
   without a cue), recorded every few control steps while the cue played.
@@ -29,7 +33,7 @@ from memobench.core.bindings import binding_label
 from memobench.core.suite import Suite, Task
 from memobench.core.tracker import EXTRA_POUR, CheckpointTracker
 from memobench.evaluation.envs import EnvCache
-from memobench.evaluation.episode import build_tracker, execute, play_policy_cue, stabilise
+from memobench.evaluation.episode import build_tracker, execute, horizon_end, play_policy_cue, stabilise
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
 from memobench.gym.observation import (
     OBS_MODES,
@@ -125,12 +129,13 @@ class MemoBenchEnv(gymnasium.Env):
             raise RuntimeError("step() before reset() or after the episode ended (terminated or truncated)")
         action = self._checked(action)
         done_before = self._completed()
-        end = execute(self._sim, self._world, self._tracker, action, self._step)
+        success_ends = not self.protocol.commitments_to_horizon
+        end = execute(self._sim, self._world, self._tracker, action, self._step, success_ends=success_ends)
         self._step += 1
         terminated = end in TERMINAL
         truncated = not terminated and self._step >= self.protocol.horizon_for(self.task)
         if truncated:
-            end = "horizon"
+            end = horizon_end(self._tracker)  # MEMOBench's protocol decides success here
         self._ended = terminated or truncated
         if self.reward_mode == "dense":
             reward = float(self._completed() - done_before)

@@ -1,9 +1,11 @@
 """What the Gymnasium API's observations hold, and nothing a camera could not see.
 
 ``state`` mode: the robot's state, every movable object's pose and every articulated
-fixture's joints (drawers, doors, knobs), except that an object no camera could see
-(inside a closed drawer or microwave: :meth:`memobench.sim.world.WorldView.hidden`) has
-its pose zeroed and its ``object_visible`` flag 0. Where it went must be remembered.
+fixture's joints (drawers, doors, knobs), masked as a camera would see them
+(:mod:`memobench.sim.scene_state`): an object inside a shut drawer or microwave has its
+pose zeroed and its ``object_visible`` flag 0, and a fixture joint within its shut band
+(:mod:`memobench.sim.fixture_bands`) reads exactly 0.0. Where an object went, and whether
+a fixture was opened, must be remembered.
 
 ``rgb`` mode: the two camera images a policy gets in the harness (agent view and
 wrist, rendered at the protocol's camera size and padded to ``size``), and the robot's
@@ -12,8 +14,6 @@ state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from gymnasium import spaces
 
@@ -21,7 +21,10 @@ from memobench.evaluation.episode import policy_images
 from memobench.evaluation.protocol import Protocol
 from memobench.sim.cue import CueRecording
 from memobench.sim.env import SimEnv
+from memobench.sim.scene_state import SceneLayout, state_observation
 from memobench.sim.world import WorldView
+
+__all__ = ["OBS_MODES", "SceneLayout", "cue_observations", "observation_space", "rgb_observation", "state_observation"]
 
 OBS_MODES = ("state", "rgb")
 # Bounds that hold by construction: positions (metres) stay within the 10 m around the scene's
@@ -29,21 +32,6 @@ OBS_MODES = ("state", "rgb")
 # within 1, fixture joints (slides in metres, hinges in radians) within 2 pi.
 REACH = 10.0
 ROBOT_STATE = spaces.Box(-REACH, REACH, (8,), np.float32)
-
-
-@dataclass(frozen=True)
-class SceneLayout:
-    """The order of objects and fixture joints in a ``state`` observation (the same for every
-    binding of a task: bindings change which object plays which role, not the scene's objects)."""
-
-    objects: tuple[str, ...]
-    fixture_joints: tuple[str, ...]
-
-    @classmethod
-    def of(cls, env: SimEnv) -> SceneLayout:
-        lib = env.libero
-        joints = [joint for fixture in sorted(lib.fixtures_dict) for joint in lib.get_object(fixture).joints]
-        return cls(tuple(sorted(lib.objects_dict)), tuple(joints))
 
 
 def observation_space(mode: str, layout: SceneLayout, size: int) -> spaces.Dict:
@@ -63,25 +51,6 @@ def observation_space(mode: str, layout: SceneLayout, size: int) -> spaces.Dict:
     if layout.fixture_joints:  # a zero-length Box breaks shared-memory vector envs; omit it instead
         fields["fixture_joints"] = spaces.Box(-2 * np.pi, 2 * np.pi, (len(layout.fixture_joints),), np.float32)
     return spaces.Dict(fields)
-
-
-def state_observation(env: SimEnv, world: WorldView, layout: SceneLayout) -> dict[str, np.ndarray]:
-    """The ``state`` observation of the scene ``env`` holds now; poses are xyz + quaternion (w, x, y, z)."""
-    n = len(layout.objects)
-    poses = np.zeros((n, 7), np.float32)
-    visible = np.zeros(n, np.int8)
-    states = env.libero.object_states_dict
-    for i, name in enumerate(layout.objects):
-        if world.hidden(name):
-            continue
-        geom = states[name].get_geom_state()
-        poses[i, :3], poses[i, 3:] = geom["pos"], geom["quat"]
-        visible[i] = 1
-    obs = {"robot_state": env.robot_state(), "object_poses": poses, "object_visible": visible}
-    if layout.fixture_joints:
-        data = env.sim.data
-        obs["fixture_joints"] = np.array([data.get_joint_qpos(j) for j in layout.fixture_joints], np.float32)
-    return obs
 
 
 def rgb_observation(env: SimEnv, protocol: Protocol) -> dict[str, np.ndarray]:

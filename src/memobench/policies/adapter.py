@@ -4,7 +4,7 @@ A policy is any object with:
 
 - ``reset()`` - called before every episode; a stateful policy clears its memory;
 - ``infer_actions(obs, prompt, resize_size) -> array [horizon, 7]`` - an action chunk;
-- optional ``observe(obs)`` - called on every control step (cue frames included);
+- optional ``observe(obs)`` - called on every control step (cue frames included, with ``cue`` True);
 - optional ``close()``.
 
 Optional attributes the harness reads (all default to the conservative choice):
@@ -14,10 +14,13 @@ Optional attributes the harness reads (all default to the conservative choice):
   (about 0.1 s a frame on a CPU), otherwise ``observe`` gets the state only;
 - ``observe_rollout`` (default True): False calls ``observe`` for the cue's frames only, for a
   policy that sees its own rollout through its queries (no per-step call, no per-step render);
-- ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator;
+- ``begin_episode(rng)``: built-in stochastic policies draw from the episode's generator. Only a
+  policy that has it is given the generator (:func:`takes_episode_rng`; a policy server only if it
+  lists the message), and ``run.json`` records whether it was: the generator's state is a function
+  of the episode's seed, so of its index;
 - ``privileged`` (default False): built-in experts only. Each query then also gets
-  ``privileged/task`` (the Task) and ``privileged/snapshot`` (the simulator's exact state),
-  simulator objects a user policy must never rely on;
+  ``privileged/task`` (the Task), ``privileged/snapshot`` (the simulator's exact state) and
+  ``privileged/step`` (the policy step), what a user policy is never given;
 - ``chunk_size`` (or ``chunk``, the built-in policies' name; default: undeclared): the rows
   every chunk has. A replan interval (``--replan-steps``) above it is refused before any
   episode (:func:`check_replan_steps`).
@@ -61,6 +64,20 @@ class Adapter(Protocol):
 
 class AdapterError(RuntimeError):
     """The policy failed; the message says how (exception, timeout, invalid output)."""
+
+
+def takes_episode_rng(adapter: Any) -> bool:
+    """Whether the harness hands ``adapter`` the episode's generator (``begin_episode(rng)``): it has
+    the method and does not decline it (``wants_episode_rng`` False: a policy server that does not
+    list the ``begin_episode`` message)."""
+    hook = getattr(adapter, "begin_episode", None)
+    return callable(hook) and bool(getattr(adapter, "wants_episode_rng", True))
+
+
+def policy_receives(adapter: Any) -> dict[str, bool]:
+    """What beyond the observation ``adapter`` is given, for ``run.json``: the episode's generator
+    (``episode_rng``) and the privileged keys (``privileged``)."""
+    return {"episode_rng": takes_episode_rng(adapter), "privileged": bool(getattr(adapter, "privileged", False))}
 
 
 class ChunkLengthError(ValueError):
@@ -194,6 +211,7 @@ class AdapterGuard:
         self.observes_rollout = self.has_observe and bool(getattr(adapter, "observe_rollout", True))
         self.privileged = bool(getattr(adapter, "privileged", False))
         self.has_finished = callable(getattr(adapter, "finished", None))
+        self.takes_episode_rng = takes_episode_rng(adapter)
 
     def _call(self, what: str, fn: Callable, *args: Any) -> Any:
         def marked(*args: Any) -> Any:
@@ -231,9 +249,9 @@ class AdapterGuard:
         self._call("reset()", self.adapter.reset)
 
     def begin_episode(self, rng: np.random.Generator) -> None:
-        hook = getattr(self.adapter, "begin_episode", None)
-        if callable(hook):
-            self._call("begin_episode()", hook, rng)
+        """Hand the adapter the episode's generator, if it takes it (:func:`takes_episode_rng`)."""
+        if self.takes_episode_rng:
+            self._call("begin_episode()", self.adapter.begin_episode, rng)
 
     def infer(self, obs: dict[str, Any], prompt: str, resize_size: int, clip: bool = False) -> np.ndarray:
         """The adapter's chunk, validated (:func:`validate_chunk`; ``clip``: out-of-range entries clipped)."""

@@ -12,13 +12,15 @@ Protocol (the openpi-client convention, plus two control messages for servers th
    ``server_timing``, are ignored). A server without control messages (openpi's,
    which hands every frame to ``policy.infer``) gets exactly the openpi LIBERO keys,
    :data:`OPENPI_KEYS`; one that lists control messages speaks MEMOBench's protocol
-   and also gets :data:`HARNESS_KEYS` (``episode``, ``step``, ``resize_size``).
-   ``prompt_video`` (the cue, first query only) goes only to a server that wants it.
+   and also gets :data:`HARNESS_KEYS` (``resize_size``, and ``cue`` in the cue query).
+   No message carries the episode's index or step. ``prompt_video`` (the cue, in the cue
+   query only, whose chunk the harness discards) goes only to a server that wants it.
 3. ``{"__ctrl__": "reset"}`` before every episode (a stateful policy clears
    its memory) and ``{"__ctrl__": "begin_episode", "rng_state": ...}`` with
    the episode generator's state, so a stochastic policy served remotely
    draws exactly what it would draw in-process; each only to a server that lists
-   it. Both are answered ``{"ok": True}``.
+   it (``run.json`` records whether the generator was sent: its state is a function
+   of the episode's seed). Both are answered ``{"ok": True}``.
 
 A server error comes back as a text frame holding the traceback (openpi's server
 then closes the connection; the next query reconnects). The client
@@ -57,7 +59,7 @@ DEFAULT_PORT = 8000
 # What openpi's LIBERO input transform reads; a stock server gets these and nothing else.
 OPENPI_KEYS = ("observation/image", "observation/wrist_image", "observation/state", "prompt")
 # The harness's extras, only for servers that speak MEMOBench's protocol (list control messages).
-HARNESS_KEYS = ("episode", "step", "resize_size")
+HARNESS_KEYS = ("resize_size", "cue")
 CONTROL_MESSAGES = ("reset", "begin_episode")
 
 
@@ -202,6 +204,11 @@ class RemotePolicy:
         """Tell the server a new episode starts; a no-op for a server that does not list ``reset``."""
         if "reset" in self.control_messages:
             self._exchange({"__ctrl__": "reset"})
+
+    @property
+    def wants_episode_rng(self) -> bool:
+        """Whether the server lists ``begin_episode``: only then is it sent the episode's generator."""
+        return "begin_episode" in self.control_messages
 
     def begin_episode(self, rng: np.random.Generator) -> None:
         """Hand the server the episode's generator; a no-op for a server that does not list it."""

@@ -60,14 +60,24 @@ def _checkpoint_lines(spec: TaskSpec) -> list[str]:
 
 def _violation_lines(spec: TaskSpec) -> list[str]:
     head = (
-        f"**Commitments** (the episode fails when one holds while active; post-goal window: {spec.monitor_steps} steps)"
+        "**Commitments** (the episode fails when one holds while active; MEMOBench's protocol adds the"
+        " register rules of docs/protocol.md)"
     )
-    if not spec.violations:
-        return [head, "", "None.", ""]
-    lines = [head, "", "| violation | active | what | predicate |", "|---|---|---|---|"]
-    for v in spec.violations:
-        lines.append(f"| `{v.name}` | {_cell(violation_window(spec, v))} | {_cell(v.text)} | `{_cell(v.predicate)}` |")
-    return [*lines, ""]
+    lines = [head, ""]
+    if spec.violations:
+        lines += ["| violation | active | what | predicate |", "|---|---|---|---|"]
+        for v in spec.violations:
+            window = _cell(violation_window(spec, v))
+            lines.append(f"| `{v.name}` | {window} | {_cell(v.text)} | `{_cell(v.predicate)}` |")
+    else:
+        lines.append("None.")
+    lines.append("")
+    if spec.home:
+        gates = ", ".join(f"after `{g.after}`" + (f" (keeping `{_cell(g.keep)}`)" if g.keep else "") for g in spec.home)
+        lines += [f"**Home gates** (the arm back at its start pose before anything later counts): {gates}.", ""]
+    if spec.moves_early:
+        lines += [f"**Moves early** (no moved-early rule): {', '.join(f'`{o}`' for o in spec.moves_early)}.", ""]
+    return lines
 
 
 def still_names(task: Task) -> dict[str, str]:

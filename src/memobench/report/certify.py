@@ -290,9 +290,9 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         f"and {blind} of each memoryless baseline (seeds {seed}..{seed + blind - 1}), replan interval "
         f"{meta.get('replan_steps')}, camera-free, "
         + (f"{meta['horizon']} steps per episode" if meta.get("horizon") else "each task at its own horizon")
-        + ". A baseline's episode ends "
-        "early once its plan is done and the scene is still (`end_reason` `policy_finished`, docs/protocol.md): "
-        "it would hold still to the horizon with the same outcome.",
+        + ". An episode ends "
+        "early once the policy's plan is done and the scene is still (docs/protocol.md, section 2): it would hold "
+        "still to the horizon with the same outcome (a failure's `end_reason` is then `policy_finished`).",
         "",
         f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
         f"expert (full memory, every motion at half speed) in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
@@ -431,9 +431,10 @@ def run_certification(
         trials = blind if name in BLIND else episodes
         if run:
             events.policy_started(name, trials)
-            # A scripted baseline that has given up holds still until the horizon: its
-            # episodes end once the scene is still too (same outcome, a fraction of the time).
-            policy_protocol = protocol.model_copy(update={"end_when_finished": name in BLIND})
+            # A scripted policy whose plan is done (or has given up) holds still until the horizon:
+            # its episodes end once the scene is still too, with the outcome they would have at
+            # the horizon (docs/protocol.md, "End"), in a fraction of the time.
+            policy_protocol = protocol.model_copy(update={"end_when_finished": True})
             request = RunRequest(
                 tasks=tasks,
                 num_trials_per_task=trials,

@@ -35,6 +35,7 @@ CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
 # of the heavy visual-only meshes (memobench.sim.light_meshes). Physics is the same in both.
 RENDER_QUALITIES = ("reference", "fast")
 NOOP_ACTION = np.array([0, 0, 0, 0, 0, 0, -1.0])  # no motion, gripper open
+GRIP_SITE = "gripper0_grip_site"  # the hand's control point
 
 
 class EnvBuildError(RuntimeError):
@@ -165,6 +166,10 @@ class SimEnv:
             require_rendering()
         self.renders = render
         self.render_quality = render_quality
+        self.bddl = bddl  # the problem text this env was built from
+        # The grip site's world position and rotation at reset: the robot starts there in every
+        # episode of a scene (the arm's "home", docs/protocol.md "Registers").
+        self.home_pose: tuple[np.ndarray, np.ndarray] | None = None
         env_cls = _import_libero(render)
         try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
             check_problem(bddl, libero_vocabulary())
@@ -234,6 +239,11 @@ class SimEnv:
         gripper = self.libero.robots[0].gripper
         gripper.current_action = np.zeros(gripper.dof)
         self._last_obs = self.libero._get_observations(force_update=True)
+        data = self.sim.data
+        self.home_pose = (
+            np.array(data.get_site_xpos(GRIP_SITE)),
+            np.array(data.get_site_xmat(GRIP_SITE)).reshape(3, 3),
+        )
 
     def _place_in_fixture_regions(self) -> None:
         """Put each object that starts ``(In|On obj <fixture>_<region>)`` at that region's site.

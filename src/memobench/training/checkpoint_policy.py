@@ -5,7 +5,8 @@ checkpoint is loaded). Each query the policy builds the state vector
 (:func:`memobench.data.state_features.state_vector`) from the harness's snapshot of the scene,
 in a private camera-free copy of the task's scene (as the scripted experts' forward model
 does; the snapshot is only read), so it sees exactly what it was trained on: poses of
-visible objects only. The cue reaches it through ``observe`` as robot states; the rollout
+visible objects only. The cue reaches it through ``observe`` as robot states (the cue query,
+whose chunk the harness discards, is answered with zeros and leaves the memory as it is); the rollout
 does not (``observe_rollout`` is False), since one frame enters the memory per query, so the
 memory's time step is the run's ``--replan-steps`` (trained at ``stride``, 5 by default; other
 intervals are a distribution shift, which is what a replan sweep measures). An oracle-memory
@@ -113,6 +114,9 @@ class CheckpointPolicy:
         import torch
 
         from memobench.training.models import Rollout
+
+        if obs.get("cue"):  # the cue query, whose chunk is discarded: the memory takes no frame from it
+            return np.zeros((self.chunk_size, 7))
 
         if self._rollout is None:
             stride = int(self.settings["stride"])

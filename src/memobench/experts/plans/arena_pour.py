@@ -190,6 +190,11 @@ class ArenaPourPlan(Plan):
         if isinstance(finished, Pour) and finished.succeeded:
             memory["pours"] = memory.get("pours", 0) + 1
 
+    def finished(self, scene: Scene) -> bool:
+        # parked: only a finished set-down leaves the hand there (the trip home would not)
+        park = PARK + [0.0, 0.0, scene.table_top()]
+        return self.after == "start" and bool(np.linalg.norm(scene.eef_pos() - park) < PARK_RADIUS)
+
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         table = scene.table_top()
         if self.first is not None and scene.grasped(self.first):
@@ -205,8 +210,6 @@ class ArenaPourPlan(Plan):
             return self.pour(scene, memory) if again else self.put_away(scene)
         if self.after == "drainer" and in_drainer(scene, self.bottle):
             return None  # the bottle lies in the drainer: the last step is done
-        if self.after == "start" and np.linalg.norm(scene.eef_pos() - (PARK + [0.0, 0.0, table])) < PARK_RADIUS:
-            return None  # parked: only a finished set-down leaves the hand there
         if self.first is not None and not in_pan(scene, self.first):
             return pick(self.first, grasp_height(self.first), lift=LIFT, table_z=table)
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it

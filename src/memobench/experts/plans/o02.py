@@ -24,6 +24,7 @@ GRASP_HEIGHT = -0.002  # grip site at the butter's centre (as in S01)
 LIFT = 0.20  # hand over the table after the grasp: the butter (~1 cm below it) clears 5.2 cm bowls
 CARRY = 0.10  # hand above its release pose while carrying over the bowl
 RELEASE = 0.035  # hand over the bowl's origin (its bottom) at the release: the butter drops ~1.5 cm
+RELEASE_STEPS = 7  # fingers open this long: wide enough to let the butter go, clear of the bowl's rim
 
 
 def over_bowl(bowl: str):
@@ -44,7 +45,9 @@ class CuedBowlPlan(Plan):
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if scene.grasped(BUTTER):
             bowl = memory.get("cued") or self.choose(BOWLS, rng)
-            return place_at(over_bowl(bowl), carry_height=CARRY, release_height=RELEASE, held=BUTTER)
+            return place_at(
+                over_bowl(bowl), carry_height=CARRY, release_height=RELEASE, held=BUTTER, release_steps=RELEASE_STEPS
+            )
         if any(scene.check("on", BUTTER, b) for b in BOWLS):
             return None  # the butter lies in a bowl: as far as the scene tells, done
         return pick(BUTTER, GRASP_HEIGHT, lift=LIFT)

@@ -56,6 +56,10 @@ class PourTwicePlan(Plan):
         if isinstance(finished, Pour) and finished.succeeded:
             memory["pours"] = memory.get("pours", 0) + 1
 
+    def finished(self, scene: Scene) -> bool:
+        # parked: only a finished set-down leaves the hand there (the trip home would not)
+        return not scene.grasped(BOTTLE) and bool(np.linalg.norm(scene.eef_pos() - PARK) < PARK_RADIUS)
+
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if scene.grasped(BOTTLE):
             at_bowl = np.linalg.norm(scene.pos(BOTTLE)[:2] - pour_spot(BOWL)(scene)[:2]) < OVER_BOWL
@@ -70,7 +74,5 @@ class PourTwicePlan(Plan):
             return set_down(
                 BOTTLE, set_down_spot, grasp_height=GRASP_HEIGHT, half_height=rest_height(scene, BOTTLE), park=PARK
             )
-        if np.linalg.norm(scene.eef_pos() - PARK) < PARK_RADIUS:
-            return None  # parked: a set-down finished
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it
         return pick(BOTTLE, GRASP_HEIGHT)

@@ -36,7 +36,7 @@ from memobench.experts.plans.hide_and_retrieve import (
     to_plate,
 )
 from memobench.experts.scene import Scene
-from memobench.experts.skills import Chain, MoveTo, Rise, Skill, pick, place_at
+from memobench.experts.skills import BackOff, Chain, MoveTo, Rise, Skill, pick, place_at
 
 LIFT = 0.30  # lift items this high over the table before carrying them to a drawer
 
@@ -91,6 +91,7 @@ class OpenForB(Chain):
         super().__init__(
             [
                 OpenDrawer(level),
+                BackOff(0.08),  # off the handle first: rising from it wound the wrist to its limit
                 Rise(HOME[2], DOWN, OPEN, max_steps=60, name="rise"),
                 MoveTo(HOME, DOWN, OPEN, tol=0.02, name="home"),
             ],
