@@ -24,7 +24,7 @@ from memobench.core.records import EpisodeStatus
 from memobench.core.suite import Suite, Task
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.experts.policy import ExpertPolicy, ReactiveExpertPolicy
+from memobench.experts.policy import CrawlingReactivePolicy, ExpertPolicy, ReactiveExpertPolicy
 from memobench.policies.adapter import AdapterGuard
 from memobench.policies.remote import PolicyServer, RemotePolicy
 from memobench.sim.env import SimEnv
@@ -224,6 +224,19 @@ def test_a_success_is_decided_at_the_horizon_and_arenas_protocol_ends_it_after_i
     goal = arena.gates[-1]
     assert goal is not None and goal > arena.checkpoints[-1].step and goal + t01.spec.monitor_steps < 400
     assert (arena.success, arena.end_reason, arena.steps) == (True, "success", goal + t01.spec.monitor_steps + 1)
+
+
+def test_adversary_slow_redoes_after_the_window_and_fails(t01: Task, t01_env: SimEnv) -> None:
+    """The crawling reactive expert reopens T01's checked drawer long after the post-goal window:
+    a success under a windowed rule, a violation under MEMOBench's protocol."""
+    policy = CrawlingReactivePolicy()
+    try:
+        crawl = run(t01, t01_env, policy, horizon=1200)
+    finally:
+        policy.close()
+    goal = crawl.checkpoints[-1].step
+    assert goal is not None and crawl.violation is not None and crawl.violation.name == "top-reopened"
+    assert crawl.violation.step > goal + 2 * t01.spec.monitor_steps
 
 
 def test_a_redo_after_the_post_goal_window_is_a_violation_under_memobenchs_protocol(t01: Task, t01_env: SimEnv) -> None:

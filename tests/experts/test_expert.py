@@ -9,7 +9,7 @@ import pytest
 
 from memobench.experts import policy as policy_module
 from memobench.experts.control import DOWN, forceful
-from memobench.experts.expert import SLOW_FROM, SLOW_PAUSES, Expert, GoHome, Plan
+from memobench.experts.expert import CRAWL_FACTOR, SLOW_FROM, SLOW_PAUSES, Expert, GoHome, Plan
 from memobench.experts.skills import Skill
 
 
@@ -155,6 +155,16 @@ def test_slow_expert_pauses_after_each_fast_motion_except_inside_a_forceful_drag
     dragged = run(Expert(Dragging(), np.random.default_rng(1), mode="slow"), 8)
     np.testing.assert_array_equal(dragged[:6], normal[:6])  # a drag is never interrupted
     assert type(dragged[0]) is np.ndarray
+
+
+def test_crawling_expert_is_the_reactive_one_holding_still_after_each_skill():
+    reactive = run(Expert(Counting(), np.random.default_rng(3), mode="reactive"), 9)
+    crawl = run(Expert(Counting(), np.random.default_rng(3), mode="crawl"), 9 * CRAWL_FACTOR)
+    # each 3-step skill runs at full speed, then (CRAWL_FACTOR - 1) x 3 holds keep its gripper command
+    expected = []
+    for start in range(0, 9, 3):
+        expected += [*reactive[start : start + 3], *[np.array([0, 0, 0, 0, 0, 0, -1.0])] * ((CRAWL_FACTOR - 1) * 3)]
+    np.testing.assert_array_equal(crawl, np.array(expected))
 
 
 class FakeModel:

@@ -323,8 +323,8 @@ def test_unknown_builtin_suggests_the_closest(name: str, suggestion: str) -> Non
     # The closest name comes first (the other built-in may follow, both are short words).
     assert message.startswith(f"unknown policy {name!r}; did you mean {suggestion}")
     assert message.endswith(
-        "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, arena-exploit, "
-        "arena-exploit-register, remote, checkpoint)"
+        "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, adversary-slow, "
+        "arena-exploit, arena-exploit-register, remote, checkpoint)"
     )
 
 
@@ -334,7 +334,7 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
     assert (
         str(info.value)
         == "unknown policy 'openvla' (built-in: noop, random, expert, expert-memoryless, expert-reactive, "
-        "expert-slow, arena-exploit, arena-exploit-register, remote, checkpoint)"
+        "expert-slow, adversary-slow, arena-exploit, arena-exploit-register, remote, checkpoint)"
     )
     assert list(BUILTIN_POLICIES) == [
         "noop",
@@ -343,6 +343,7 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
         "expert-memoryless",
         "expert-reactive",
         "expert-slow",
+        "adversary-slow",
         "arena-exploit",
         "arena-exploit-register",
         "remote",

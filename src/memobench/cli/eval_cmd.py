@@ -23,10 +23,11 @@ from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 from memobench.evaluation.run_folder import policy_label
+from memobench.policies.loader import BUILTIN_POLICIES
 
 PolicyOption = Annotated[
     str | None,
-    typer.Option(help="A built-in policy: expert, expert-memoryless, noop, random, remote (a policy server)."),
+    typer.Option(help=f"A built-in policy: {', '.join(BUILTIN_POLICIES)} (remote: a policy server)."),
 ]
 
 

@@ -26,6 +26,11 @@ docs/protocol.md ("Registers") require of every policy.
 - ``slow``: full memory, at about half the expert's speed: it holds still
   for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
   The stand-in for a learned policy slower than the scripted expert.
+- ``crawl``: the reactive expert at a quarter of its speed: after each skill it holds
+  still for :data:`CRAWL_FACTOR` - 1 times the steps the skill took (its motions keep
+  their speed: paused mid-motion, the servo stalled short of a drawer's handle). The
+  adversary whose redo of a finished step comes long after any window a rule could
+  watch for (``adversary-slow``).
 """
 
 from __future__ import annotations
@@ -52,12 +57,14 @@ class Mode(StrEnum):
     MEMORYLESS = "memoryless"
     REACTIVE = "reactive"
     SLOW = "slow"
+    CRAWL = "crawl"
 
 
 # Steps the slow expert holds still after each motion step. One pause does not halve the
 # speed: the arm coasts on through a zero-delta step (T01 took 1.4x the expert's steps);
 # two take 1.9x.
 SLOW_PAUSES = 2
+CRAWL_FACTOR = 4  # the crawling expert takes this many times the reactive expert's steps
 # The slow expert pauses only after commands at least this large (position or rotation,
 # in action units): the transit between targets. Pausing in the fine approach, where the
 # servo's commands are small, left the hand stalled a few millimetres short of a grasp
@@ -148,9 +155,11 @@ class Expert:
 
     def __init__(self, plan: Plan, rng: np.random.Generator, mode: Mode | str = Mode.EXPERT):
         self.plan, self.rng, self.mode = plan, rng, Mode(mode)
-        self.memoryless = self.mode in (Mode.MEMORYLESS, Mode.REACTIVE)
-        self._rests: list[np.ndarray] = []  # the slow expert's next actions: pauses
-        plan.reactive = self.mode is Mode.REACTIVE
+        self.memoryless = self.mode in (Mode.MEMORYLESS, Mode.REACTIVE, Mode.CRAWL)
+
+        self._rests: list[np.ndarray] = []  # the slow and crawling experts' next actions: pauses
+        self._grip = OPEN  # the last gripper command (the pauses keep it)
+        plan.reactive = self.mode in (Mode.REACTIVE, Mode.CRAWL)
         self.memory = Memory()
         self.skill: Skill | None = None
         self.done = False
@@ -202,8 +211,13 @@ class Expert:
                         break
             action = self.skill.act(scene)
             if action is not None:
+                self._grip = float(action[6])
                 return action
             if not isinstance(self.skill, GoHome):
                 self.plan.remember(self.skill, scene, self.memory)
+            if self.mode is Mode.CRAWL and self.skill.steps:
+                self._rests = [hold_action(self._grip)] * ((CRAWL_FACTOR - 1) * self.skill.steps)
             self.skill = None
+            if self._rests:
+                return self._rests.pop()
         return hold_action(OPEN)

@@ -155,3 +155,11 @@ class SlowExpertPolicy(ExpertPolicy):
     """The expert with its full memory, every motion at half speed."""
 
     mode = Mode.SLOW
+
+
+class CrawlingReactivePolicy(ExpertPolicy):
+    """``adversary-slow``: the reactive expert at about a quarter of its speed. A memoryless policy
+    that redoes a finished step (reopens the checked drawer) only long after the goal: a rule
+    watched for a window shorter than the episode would miss the redo."""
+
+    mode = Mode.CRAWL

@@ -24,6 +24,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "expert-memoryless": "memobench.experts.policy:MemorylessExpertPolicy",
     "expert-reactive": "memobench.experts.policy:ReactiveExpertPolicy",
     "expert-slow": "memobench.experts.policy:SlowExpertPolicy",
+    "adversary-slow": "memobench.experts.policy:CrawlingReactivePolicy",
     # memoryless exploits of RoboMemArena's scoring (the arena suite): docs/arena.md
     "arena-exploit": "memobench.experts.arena_exploits:ArenaExploitPolicy",
     "arena-exploit-register": "memobench.experts.arena_exploits:ArenaRegisterExploitPolicy",
