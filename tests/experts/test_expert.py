@@ -157,6 +157,26 @@ def test_slow_expert_pauses_after_each_fast_motion_except_inside_a_forceful_drag
     assert type(dragged[0]) is np.ndarray
 
 
+def test_arm_expert_keeps_its_memory_only_away_from_home_and_goes_home_only_for_a_gate():
+    # away from home, no gate: it never heads home and remembers as the expert does
+    expert = Expert(Counting(), np.random.default_rng(1), mode="arm")
+    expert.start(None, [])
+    away = AwayScene(away=10**6)
+    actions = np.array([expert.act(away) for _ in range(8)])
+    assert list(actions[:6, 0]) == [0, 0, 1, 1, 2, 2] and expert.done
+    # deciding with the hand at home, its memory is wiped (the cue's too): it never counts to three
+    expert = Expert(Counting(), np.random.default_rng(1), mode="arm")
+    expert.start(None, [])
+    home = run(expert, 60)
+    assert not expert.done and set(home[:, 0]) <= {0.0, 10.0, 20.0} and {10.0, 20.0} & set(home[:, 0])
+    # a gate pending: it goes home first, as every expert does
+    expert = Expert(Counting(), np.random.default_rng(1), mode="arm")
+    expert.start(None, [])
+    expert.gate_pending = True
+    expert.act(AwayScene(away=3))
+    assert isinstance(expert.skill, GoHome) and expert.decisions == 0
+
+
 def test_crawling_expert_is_the_reactive_one_holding_still_after_each_skill():
     reactive = run(Expert(Counting(), np.random.default_rng(3), mode="reactive"), 9)
     crawl = run(Expert(Counting(), np.random.default_rng(3), mode="crawl"), 9 * CRAWL_FACTOR)

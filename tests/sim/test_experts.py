@@ -14,7 +14,7 @@ from tests.sim.expert_episodes import PILOTS
 
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.experts.policy import ExpertPolicy
+from memobench.experts.policy import ArmRegisterPolicy, ExpertPolicy
 from memobench.policies.adapter import AdapterGuard
 from memobench.sim.env import SimEnv
 
@@ -111,3 +111,20 @@ def test_the_expert_pours_exactly_twice(suite, envs):
     # Full pours (POUR_TILT, 0.6 rad), far past the counter's 0.15: a count of them is no wobble.
     (tilts,) = record.pour_tilts.values()
     assert len(tilts) == 2 and all(t > 0.5 for t in tilts), tilts
+
+
+def test_adversary_arm_keeps_memory_until_a_home_gate(suite, envs):
+    """T09 has no home gate: the bottle stays in the hand between pours, so the arm carries the
+    count and the adversary pours exactly twice. S01's gate after the hiding sends it home, where
+    its memory is wiped: episode 1 (butter in the bottom drawer) opens the wrong drawer, as the
+    memoryless expert's guess would."""
+    policy = ArmRegisterPolicy()
+    try:
+        t09, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 0, 5, policy)
+        policy.reset()
+        s01, _ = run_expert(suite, envs, "S01-hide-and-retrieve-butter", 1, 5, policy)
+    finally:
+        policy.close()
+    assert t09.success
+    assert s01.gates[0] is not None and not s01.success
+    assert s01.violation.name == "wrong-drawer-opened" and s01.violation.step > s01.gates[0]

@@ -26,6 +26,12 @@ docs/protocol.md ("Registers") require of every policy.
 - ``slow``: full memory, at about half the expert's speed: it holds still
   for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
   The stand-in for a learned policy slower than the scripted expert.
+- ``arm``: the expert whose memory lives in the arm's pose (``adversary-arm``): it keeps
+  what it learnt only while the hand stays away from home. It goes home only when the
+  episode waits for it there (a home gate is next: :attr:`Expert.gate_pending`, set by
+  the policy), and whenever it decides with the hand at home its memory is wiped (the
+  register erased; the start pose is home, so a cue is forgotten at the first decision).
+  Where no gate makes it go home, it solves the task from the arm alone.
 - ``crawl``: the reactive expert at a quarter of its speed: after each skill it holds
   still for :data:`CRAWL_FACTOR` - 1 times the steps the skill took (its motions keep
   their speed: paused mid-motion, the servo stalled short of a drawer's handle). The
@@ -58,6 +64,7 @@ class Mode(StrEnum):
     REACTIVE = "reactive"
     SLOW = "slow"
     CRAWL = "crawl"
+    ARM = "arm"
 
 
 # Steps the slow expert holds still after each motion step. One pause does not halve the
@@ -165,6 +172,7 @@ class Expert:
         self.done = False
         self.decisions = 0
         self._homed = False  # the last skill brought the hand home: decide now
+        self.gate_pending = False  # arm mode: the episode waits for the arm at home (set by the policy)
 
     def start(self, scene: Scene, cue_states: Sequence[np.ndarray]) -> None:
         self.plan.remember_cue(cue_states, scene, self.memory)
@@ -198,11 +206,11 @@ class Expert:
                 if self.plan.finished(scene):
                     self.done = True
                     break
-                if not self._homed and needs_home(scene):
+                if not self._homed and needs_home(scene) and (self.mode is not Mode.ARM or self.gate_pending):
                     self.skill, self._homed = GoHome(scene), True
                 else:
                     self._homed = False
-                    if self.memoryless:
+                    if self.memoryless or (self.mode is Mode.ARM and scene.at_home()):
                         self.memory.clear()
                     self.skill = self.plan.next_skill(scene, self.memory, self.rng)
                     self.decisions += 1

@@ -1,10 +1,12 @@
-"""The built-in scripted policies (adapter contract): ``expert`` and its three baselines,
-``expert-memoryless``, ``expert-reactive`` and ``expert-slow`` (:class:`~memobench.experts.expert.Mode`).
+"""The built-in scripted policies (adapter contract): ``expert``, its three baselines
+``expert-memoryless``, ``expert-reactive`` and ``expert-slow``, and the adversaries
+``adversary-slow`` and ``adversary-arm`` (:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
 ``privileged/task`` (the :class:`~memobench.core.suite.Task`),
-``privileged/snapshot`` (the env's exact state) and ``privileged/step`` (the
-policy step: how many actions ran since the last query), and nothing else
+``privileged/snapshot`` (the env's exact state), ``privileged/step`` (the
+policy step: how many actions ran since the last query) and ``privileged/gate``
+(a home gate is next; only ``adversary-arm`` acts on it), and nothing else
 changes: they return 50-action chunks and the harness executes the first ``k``.
 The cue query (``cue`` True; its chunk is discarded) is answered with a still
 chunk and changes nothing: the plan starts at the first executed query, having
@@ -99,6 +101,7 @@ class ExpertPolicy:
                 self._expert = self._saved[-1]
                 self._lookahead = self.chunk
         self._last_step = step
+        self._expert.gate_pending = bool(obs.get("privileged/gate", False))
         self._finished = self._expert.done
         return self._plan_chunk(model)
 
@@ -163,3 +166,11 @@ class CrawlingReactivePolicy(ExpertPolicy):
     watched for a window shorter than the episode would miss the redo."""
 
     mode = Mode.CRAWL
+
+
+class ArmRegisterPolicy(ExpertPolicy):
+    """``adversary-arm``: the expert whose memory survives only while the hand stays away from home
+    (:attr:`~memobench.experts.expert.Mode.ARM`): a memoryless policy that stores its decision in
+    the arm's pose. It goes home only when a home gate makes the episode wait for it."""
+
+    mode = Mode.ARM

@@ -19,8 +19,9 @@ Optional attributes the harness reads (all default to the conservative choice):
   lists the message), and ``run.json`` records whether it was: the generator's state is a function
   of the episode's seed, so of its index;
 - ``privileged`` (default False): built-in experts only. Each query then also gets
-  ``privileged/task`` (the Task), ``privileged/snapshot`` (the simulator's exact state) and
-  ``privileged/step`` (the policy step), what a user policy is never given;
+  ``privileged/task`` (the Task), ``privileged/snapshot`` (the simulator's exact state),
+  ``privileged/step`` (the policy step) and ``privileged/gate`` (a home gate is next), what a
+  user policy is never given;
 - ``chunk_size`` (or ``chunk``, the built-in policies' name; default: undeclared): the rows
   every chunk has. A replan interval (``--replan-steps``) above it is refused before any
   episode (:func:`check_replan_steps`).
