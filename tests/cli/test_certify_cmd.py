@@ -31,12 +31,15 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
     from memobench.metrics.rates import Rate
     from memobench.report import certify
 
-    def fake_run(tasks, episodes, protocol, out_root, events=None, execution=None, memoryless_episodes=None, run=True):
+    def fake_run(tasks, counts, protocol, out_root, events=None, execution=None, run=True):
+        episodes = counts["expert"]
         rates = {
             "expert": Rate(episodes, episodes),
             "expert-slow": Rate(episodes, episodes),
             "expert-memoryless": Rate(19, 100),
             "expert-reactive": Rate(0, 100),
+            "adversary-slow": Rate(0, 20),
+            "adversary-arm": Rate(0, 20),
         }
         return [certify.Certificate(t.id, "temporal", 1 / 9, rates) for t in tasks]
 
@@ -63,8 +66,8 @@ def test_arena_page_names_its_suite_and_the_command_that_reproduces_it(tmp_path,
     from memobench.metrics.rates import Rate
     from memobench.report import certify
 
-    def fake_run(tasks, episodes, protocol, out_root, events=None, execution=None, memoryless_episodes=None, run=True):
-        rates = {p: Rate(episodes, episodes) for p in certify.POLICIES}
+    def fake_run(tasks, counts, protocol, out_root, events=None, execution=None, run=True):
+        rates = {p: Rate(counts[p], counts[p]) for p in certify.POLICIES}
         return [certify.Certificate(t.id, "sequence", 1.0, rates) for t in tasks]
 
     monkeypatch.setattr(certify, "run_certification", fake_run)
@@ -76,7 +79,7 @@ def test_arena_page_names_its_suite_and_the_command_that_reproduces_it(tmp_path,
     # RoboMemArena's defaults come with --protocol; only settings that differ from them are spelled out.
     command = (
         "`memobench certify --tasks A01-cookies-tomato-basket --protocol robomemarena --episodes 3 "
-        "--memoryless-episodes 3 --seed 100 --replan-steps 10`"
+        "--memoryless-episodes 3 --reactive-episodes 30 --seed 100 --replan-steps 10`"
     )
     assert command in text
     assert "3000 steps per episode" in text and "1 need no memory" in text

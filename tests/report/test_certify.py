@@ -16,9 +16,12 @@ from memobench.report.certify import (
     Certificate,
     certificates,
     certification_markdown,
+    episode_counts,
     keep_hand_notes,
     write_certificates,
 )
+
+COUNTS = episode_counts(20, memoryless=100, reactive=100)
 
 
 def record(task_id: str, episode: int, success: bool, status: str = "ok", failure: str | None = None) -> EpisodeRecord:
@@ -51,13 +54,16 @@ def cert(
     reactive=(0, 100),
     failures=None,
     seconds=0.0,
+    adversaries=(0, 20),
 ) -> Certificate:
-    """A certificate from (k, n) pairs per policy."""
+    """A certificate from (k, n) pairs per policy (both adversaries: ``adversaries``)."""
     rates = {
         "expert": Rate(*expert),
         "expert-slow": Rate(*slow),
         "expert-memoryless": Rate(*memoryless),
         "expert-reactive": Rate(*reactive),
+        "adversary-slow": Rate(*adversaries),
+        "adversary-arm": Rate(*adversaries),
     }
     return Certificate(task_id, memory_type, chance, rates, failures or {}, seconds)
 
@@ -87,20 +93,33 @@ def test_a_chance_level_near_one_is_no_memory_needed_not_a_pass():
     assert c.verdict == "no memory needed: chance level 100% (the task file derives it)"
     assert cert(chance=0.9, memoryless=(20, 20), reactive=(20, 20)).verdict.startswith("no memory needed")
     assert cert(chance=0.89, memoryless=(0, 20), reactive=(0, 20)).passed  # 99% < 100%: the rule can fail
-    assert "1 need no memory" in certification_markdown([c], {"seed": 7, "episodes": 20})
+    assert "1 need no memory" in certification_markdown([c], {"seed": 7, "episodes": {"expert": 20}})
 
 
 def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
     c = Certificate("O", "object", 0.5, {"expert": Rate(20, 20)})
-    assert not c.passed and c.pending == ["expert-slow", "expert-memoryless", "expert-reactive"]
-    assert c.verdict == "pending: slow, memoryless, reactive not run yet"
+    assert not c.passed and c.pending == [
+        "expert-slow",
+        "expert-memoryless",
+        "expert-reactive",
+        "adversary-slow",
+        "adversary-arm",
+    ]
+    assert c.verdict == "pending: slow, memoryless, reactive, adv-slow, adv-arm not run yet"
     failed = Certificate("O", "object", 0.5, {"expert": Rate(10, 20)})
     assert failed.verdict == "fail: expert SR 50% < 95%"  # a failure seen is not hidden as pending
 
 
 def test_a_policy_short_of_its_episodes_leaves_the_task_pending_whatever_its_partial_rate():
     required = {"expert": 20, "expert-slow": 20, "expert-memoryless": 100, "expert-reactive": 100}
-    rates = {"expert": Rate(20, 20), "expert-slow": Rate(20, 20), "expert-memoryless": Rate(25, 100)}
+    required |= {"adversary-slow": 20, "adversary-arm": 20}
+    rates = {
+        "expert": Rate(20, 20),
+        "expert-slow": Rate(20, 20),
+        "expert-memoryless": Rate(25, 100),
+        "adversary-slow": Rate(0, 20),
+        "adversary-arm": Rate(0, 20),
+    }
     # 20 of 100 reactive episodes at 0%: not yet a pass (80 more could all succeed).
     low = Certificate("O", "object", 0.5, {**rates, "expert-reactive": Rate(0, 20)}, required=required)
     assert not low.passed and low.pending == ["expert-reactive"] and not low.problems
@@ -113,7 +132,7 @@ def test_a_policy_short_of_its_episodes_leaves_the_task_pending_whatever_its_par
     both = Certificate("O", "object", 0.5, {**rates, "expert-memoryless": Rate(1, 40)}, required=required)
     assert both.verdict == "fail: expert SR 75% < 95%"
     idle = Certificate("O", "object", 0.5, {"expert": Rate(20, 20), "expert-slow": Rate(3, 3)}, required=required)
-    assert idle.verdict == "pending: slow at 3/20 episodes; memoryless, reactive not run yet"
+    assert idle.verdict == "pending: slow at 3/20 episodes; memoryless, reactive, adv-slow, adv-arm not run yet"
 
 
 def test_certificates_leave_a_task_pending_until_every_policy_ran_its_episodes():
@@ -121,11 +140,13 @@ def test_certificates_leave_a_task_pending_until_every_policy_ran_its_episodes()
     full = [record(task.id, e, True) for e in range(4)]
     blind = [record(task.id, e, False) for e in range(8)]
     ledgers = {"expert": full, "expert-slow": full, "expert-memoryless": blind, "expert-reactive": blind[:5]}
-    (c,) = certificates([task], ledgers, episodes=4, memoryless_episodes=8)
+    ledgers |= {"adversary-slow": blind, "adversary-arm": blind}
+    counts = episode_counts(4, 8, 8, 8)
+    (c,) = certificates([task], ledgers, counts)
     assert c.pending == ["expert-reactive"] and c.verdict == "pending: reactive at 5/8 episodes"
-    (done,) = certificates([task], {**ledgers, "expert-reactive": blind}, episodes=4, memoryless_episodes=8)
+    (done,) = certificates([task], {**ledgers, "expert-reactive": blind}, counts)
     assert done.passed
-    text = certification_markdown([c, done], {"episodes": 4, "memoryless_episodes": 8, "seed": 7})
+    text = certification_markdown([c, done], {"episodes": counts, "seed": 7})
     assert "**1/2 tasks pass.** 1 pending: not every policy has run all its episodes on them yet." in text
 
 
@@ -155,25 +176,36 @@ def test_certificates_count_errors_as_failures_and_only_the_asked_episodes():
         "expert-slow": expert[:4],
         "expert-memoryless": memoryless,
         "expert-reactive": reactive,
+        "adversary-slow": reactive,
+        "adversary-arm": reactive,
     }
-    (c,) = certificates([task], ledgers, episodes=4)
+    (c,) = certificates([task], ledgers, episode_counts(4, 4, 4, 4))
     assert (c.rate("expert").k, c.rate("expert").n) == (3, 4)
     assert (c.rate("expert-memoryless").k, c.rate("expert-memoryless").n) == (1, 4)
     assert c.chance == pytest.approx(0.5)
-    assert c.failures == {"expert-memoryless": {"storage_failure": 3}, "expert-reactive": {"over_execution": 4}}
-    assert c.episode_seconds == pytest.approx(16 * 2.5)  # the counted episodes' totals only
+    over = {"over_execution": 4}
+    assert c.failures == {
+        "expert-memoryless": {"storage_failure": 3},
+        "expert-reactive": over,
+        "adversary-slow": over,
+        "adversary-arm": over,
+    }
+    assert c.episode_seconds == pytest.approx(24 * 2.5)  # the counted episodes' totals only
 
 
-def test_memoryless_baselines_are_judged_on_their_own_episode_count():
+def test_each_policy_is_judged_on_its_own_episode_count():
     task = Suite.load().get("O01-cued-milk")
     expert = [record(task.id, e, True) for e in range(6)]
-    memoryless = [record(task.id, e, e % 2 == 0) for e in range(10)]
-    ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": memoryless, "expert-reactive": memoryless}
-    (c,) = certificates([task], ledgers, episodes=4, memoryless_episodes=8)
+    blind = [record(task.id, e, e % 2 == 0) for e in range(10)]
+    ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": blind, "expert-reactive": blind}
+    ledgers |= {"adversary-slow": blind, "adversary-arm": blind}
+    (c,) = certificates([task], ledgers, episode_counts(4, memoryless=8, reactive=6, adversaries=2))
     assert (c.rate("expert").k, c.rate("expert").n) == (4, 4)
     assert (c.rate("expert-slow").k, c.rate("expert-slow").n) == (4, 4)
     assert (c.rate("expert-memoryless").k, c.rate("expert-memoryless").n) == (4, 8)
-    assert (c.rate("expert-reactive").k, c.rate("expert-reactive").n) == (4, 8)
+    assert (c.rate("expert-reactive").k, c.rate("expert-reactive").n) == (3, 6)
+    # never fewer than the experts' (their seeds include the experts')
+    assert (c.rate("adversary-arm").k, c.rate("adversary-arm").n) == (2, 4)
 
 
 def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkeypatch):
@@ -181,7 +213,7 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
     from memobench.evaluation import runner
     from memobench.evaluation.ledger import LEDGER_FILENAME, Ledger
     from memobench.evaluation.protocol import Protocol
-    from memobench.report.certify import MEMORYLESS_EPISODES, run_certification
+    from memobench.report.certify import ADVERSARY_EPISODES, MEMORYLESS_EPISODES, REACTIVE_EPISODES, run_certification
 
     task = Suite.load().get("O01-cued-milk")
     asked = {}
@@ -196,14 +228,18 @@ def test_run_certification_asks_the_baselines_for_more_episodes(tmp_path, monkey
             return runner.RunResult(out_root=request.out_root, records=ledger.records())
 
     monkeypatch.setattr(runner, "evaluate", fake_evaluate)
-    (c,) = run_certification([task], 3, Protocol(seed=7), tmp_path / "a")
+    (c,) = run_certification([task], episode_counts(3), Protocol(seed=7), tmp_path / "a")
     n = MEMORYLESS_EPISODES
-    assert asked == {"expert": 3, "expert-slow": 3, "expert-memoryless": n, "expert-reactive": n}
-    assert (c.rate("expert").n, c.rate("expert-memoryless").n, c.rate("expert-memoryless").k) == (3, n, n // 4)
-    assert json.loads((tmp_path / "a" / "certification.json").read_text())["memoryless_episodes"] == n
+    adversaries = ADVERSARY_EPISODES
+    assert (
+        asked
+        == {"expert": 3, "expert-slow": 3, "expert-memoryless": n, "expert-reactive": REACTIVE_EPISODES} | adversaries
+    )
+    assert (c.rate("expert").n, c.rate("expert-memoryless").n, c.rate("expert-memoryless").k) == (3, n, -(-n // 4))
+    assert json.loads((tmp_path / "a" / "certification.json").read_text())["episodes"] == asked
 
-    run_certification([task], 5, Protocol(seed=7), tmp_path / "b", memoryless_episodes=2)
-    assert asked == {"expert": 5, "expert-slow": 5, "expert-memoryless": 5, "expert-reactive": 5}
+    run_certification([task], episode_counts(5, 2, 2, 2), Protocol(seed=7), tmp_path / "b")
+    assert set(asked.values()) == {5}
 
 
 def test_report_only_judges_the_records_there_without_running_an_episode(tmp_path, monkeypatch):
@@ -221,7 +257,7 @@ def test_report_only_judges_the_records_there_without_running_an_episode(tmp_pat
     with Ledger(tmp_path / "expert" / LEDGER_FILENAME) as ledger:
         for e in range(2):
             ledger.append(record(task.id, e, True))
-    (c,) = run_certification([task], 2, Protocol(seed=7), tmp_path, run=False)
+    (c,) = run_certification([task], episode_counts(2), Protocol(seed=7), tmp_path, run=False)
     assert (c.rate("expert").k, c.rate("expert").n) == (2, 2)
     assert not c.rate("expert-slow").defined and not c.passed  # the slow expert has not run yet
     assert c.verdict.startswith("pending: slow")
@@ -254,23 +290,25 @@ def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
         {
             "command": "memobench certify --tasks all",
             "date": "2026-11-29",
-            "episodes": 20,
-            "memoryless_episodes": 100,
+            "episodes": COUNTS,
             "seed": 7,
             "replan_steps": 5,
         },
     )
     assert "Generated by `memobench certify --tasks all` on 2026-11-29. The episodes took 2.0 h in all" in text
     assert (
-        "20 episodes of the expert and of the slow expert (seeds 7..26) and 100 of each memoryless "
-        "baseline (seeds 7..106), replan interval 5"
+        "Episodes per task (expert 20, slow 20, memoryless 100, reactive 100, adv-slow 30, adv-arm 50), each "
+        "policy's from seed 7 on, replan interval 5"
     ) in text
     assert "**1/2 tasks pass.**" in text
     assert (
-        "| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 50.0% | 0.86 / 0.54 | "
-        "pass | storage_failure 55 | storage_failure 50 |"
+        "| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 0/20 (0%) | 0/20 (0%) | 50.0% "
+        "| 0.86 / 0.54 / 1.00 / 1.00 | pass | storage_failure 55 | storage_failure 50 | - | - |"
     ) in text
-    assert "| B | temporal | 20/20 (100%) | 20/20 (100%) | 65/100 (65%) | 0/100 (0%) | 25.0% | " in text
+    assert (
+        "| B | temporal | 20/20 (100%) | 20/20 (100%) | 65/100 (65%) | 0/100 (0%) | 0/20 (0%) | 0/20 (0%) | 25.0% | "
+        in text
+    )
     assert "**FAIL**: expert-memoryless SR 65% > chance 25.0% + 10 points | over_execution 35 |" in text
 
 
@@ -301,7 +339,7 @@ def test_markdown_pools_each_memory_type_against_chance():
             failures={"expert-memoryless": {"storage_failure": 65}},
         ),
     ]
-    text = certification_markdown(certs, {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5})
+    text = certification_markdown(certs, {"episodes": COUNTS, "seed": 7, "replan_steps": 5})
     # 50 + 25 expected; sd sqrt(100 x .25 + 100 x .1875) = 6.6
     assert "| temporal | 2/2 | memoryless | 70/200 | 75.0 ± 6.6 | over_execution 20, storage_failure 110 |" in text
     assert "| temporal | 2/2 | reactive | 25/200 | 75.0 ± 6.6 | over_execution 100 |" in text
@@ -309,7 +347,7 @@ def test_markdown_pools_each_memory_type_against_chance():
 
 
 def test_markdown_points_out_chance_levels_a_baseline_beats_beyond_luck():
-    meta = {"episodes": 20, "memoryless_episodes": 100, "seed": 7, "replan_steps": 5}
+    meta = {"episodes": COUNTS, "seed": 7, "replan_steps": 5}
     # 19/100 at chance 1/9: passes, yet p(luck) 0.01.
     low = cert("T03", "temporal", 1 / 9, memoryless=(19, 100), reactive=(0, 100))
     fair = cert("S01", "spatial", 1 / 3, memoryless=(29, 100), reactive=(33, 100))

@@ -18,11 +18,13 @@ from memobench.core.spec import ARENA_SUITE, MEMOBENCH_SUITE
 from memobench.evaluation.execution import Execution
 from memobench.evaluation.protocol import Protocol
 from memobench.report.certify import (
+    ADVERSARY_EPISODES,
     BLIND,
     EXPERT_MIN_SR,
     MEMORYLESS_EPISODES,
     MEMORYLESS_MARGIN,
     POLICIES,
+    REACTIVE_EPISODES,
     SHORT,
     SLOW_MIN_SR,
     CertificationEvents,
@@ -38,12 +40,25 @@ MemorylessOption = Annotated[
     int,
     typer.Option(
         min=1,
-        help="Episodes per task of each memoryless baseline (at least --episodes; their seeds include the "
-        "experts'). More than the experts': their rates are judged against a 10-point margin.",
+        help="Episodes per task of the memoryless expert (at least --episodes; its seeds include the "
+        "experts'). More than the experts': its guessing rate is judged against a 10-point margin.",
+    ),
+]
+ReactiveOption = Annotated[
+    int, typer.Option(min=1, help="Episodes per task of the reactive expert (at least --episodes).")
+]
+AdversaryOption = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="Episodes per task of each adversary (at least --episodes). Default: "
+        + ", ".join(f"{p} {n}" for p, n in ADVERSARY_EPISODES.items())
+        + ".",
+        show_default=False,
     ),
 ]
 OutRootOption = Annotated[
-    Path, typer.Option(help="Folder for the four policies' runs and the verdicts (resumed if present).")
+    Path, typer.Option(help="Folder for the policies' runs and the verdicts (resumed if present).")
 ]
 ReportOnlyOption = Annotated[
     bool,
@@ -74,44 +89,39 @@ def certify_command(
     tasks: Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")] = "pilot",
     episodes: Annotated[int, typer.Option(min=1, help="Episodes per task of the expert and the slow expert.")] = 20,
     memoryless_episodes: MemorylessOption = MEMORYLESS_EPISODES,
+    reactive_episodes: ReactiveOption = REACTIVE_EPISODES,
+    adversary_episodes: AdversaryOption = None,
     protocol: Protocol,
     out_root: OutRootOption = Path("runs/certify"),
     execution: Execution,
     report_only: ReportOnlyOption = False,
     markdown: MarkdownOption = None,
 ) -> None:
-    """Run the expert, the slow expert and the memoryless and reactive baselines on the same seeds
-    (the baselines on more); a task passes if the expert succeeds >= 95%, the slow expert >= 90%
-    and each baseline <= chance + 10 points. Exits 1 unless every task passes: one that
+    """Run the expert, the slow expert, the memoryless and reactive baselines and the adversaries on the
+    same seeds; a task passes if the expert succeeds >= 95%, the slow expert >= 90% and each
+    memoryless policy <= chance + 10 points. Exits 1 unless every task passes: one that
     fails, is still pending, or needs no memory (chance level near 1: every arena task) does not."""
     from memobench.evaluation.ledger import LedgerError
     from memobench.evaluation.run_folder import RunFolderError
     from memobench.report import certify
 
     selected = _with_plans(select_tasks(tasks))
-    blind = certify.memoryless_episode_count(episodes, memoryless_episodes)
+    counts = certify.episode_counts(episodes, memoryless_episodes, reactive_episodes, adversary_episodes)
     console = Console()
     start = time.perf_counter()
     try:
         with CertificationProgress(console) as progress:
             certs = certify.run_certification(
-                selected,
-                episodes,
-                protocol,
-                out_root,
-                progress,
-                execution=execution,
-                memoryless_episodes=blind,
-                run=not report_only,
+                selected, counts, protocol, out_root, progress, execution=execution, run=not report_only
             )
     except (RunFolderError, LedgerError) as e:  # a bad ledger (--report-only), or one rewritten under the run
         raise fail(str(e)) from None
     certify.write_certification_markdown(
         certs,
-        _meta(tasks, episodes, blind, protocol, selected),
+        _meta(tasks, counts, protocol, selected),
         [p for p in (out_root / "certification.md", markdown) if p],
     )
-    _print_verdicts(console, certs, episodes, blind, protocol.seed)
+    _print_verdicts(console, certs, counts, protocol.seed)
     console.print(
         f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time "
         f"{time.perf_counter() - start:.0f} s. Results: [bold]{out_root}[/] "
@@ -130,7 +140,7 @@ def _with_plans(selected: list) -> list:
     return selected
 
 
-def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol, selected: list) -> dict:
+def _meta(tasks: str, counts: dict[str, int], protocol: Protocol, selected: list) -> dict:
     """The settings on the certification page, with the command that reproduces it: ``--protocol``
     when it is not MEMOBench's, then every setting not at that protocol's default. No invocation
     wall time: a resumed run's last invocation may have run nothing."""
@@ -142,15 +152,19 @@ def _meta(tasks: str, episodes: int, blind: int, protocol: Protocol, selected: l
     }
     named = f" --protocol {protocol.name}" if protocol.name != Protocol.model_fields["name"].default else ""
     flags = "".join(f" --{k.replace('_', '-')} {v}" for k, v in changed.items())
+    # one count for both adversaries, or (unless they are the defaults) no command reproduces them
+    same = len({counts[p] for p in ADVERSARY_EPISODES}) == 1
+    adversaries = f"--adversary-episodes {counts['adversary-arm']} " if same else ""
     command = (
-        f"memobench certify --tasks {tasks}{named} --episodes {episodes} --memoryless-episodes {blind} "
-        f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}"
+        f"memobench certify --tasks {tasks}{named} --episodes {counts['expert']} "
+        f"--memoryless-episodes {counts['expert-memoryless']} --reactive-episodes {counts['expert-reactive']} "
+        + adversaries
+        + f"--seed {protocol.seed} --replan-steps {protocol.replan_steps}{flags}"
     )
     return {
         "command": command,
         "date": datetime.date.today().isoformat(),
-        "episodes": episodes,
-        "memoryless_episodes": blind,
+        "episodes": counts,
         "seed": protocol.seed,
         "replan_steps": protocol.replan_steps,
         "horizon": protocol.horizon,
@@ -166,11 +180,9 @@ def _short_verdict(c) -> str:
     return "[yellow]pending" if c.pending else "[cyan]no memory needed"
 
 
-def _print_verdicts(console: Console, certs: list, episodes: int, blind: int, seed: int) -> None:
-    table = Table(
-        title=f"Certification (per task: {episodes} episodes of each expert, seeds {seed}.."
-        f"{seed + episodes - 1}; {blind} of each memoryless baseline, seeds {seed}..{seed + blind - 1})"
-    )
+def _print_verdicts(console: Console, certs: list, counts: dict[str, int], seed: int) -> None:
+    per_policy = ", ".join(f"{SHORT[p]} {n}" for p, n in counts.items())
+    table = Table(title=f"Certification (episodes per task: {per_policy}; each policy's seeds from {seed})")
     for column in ("task", "memory", *(SHORT[p] for p in POLICIES), "chance", "verdict"):
         table.add_column(column, justify="left" if column in ("task", "memory", "verdict") else "right")
     for c in certs:

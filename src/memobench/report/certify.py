@@ -1,6 +1,6 @@
-"""Memory-necessity certification: the experts must solve a task, every memoryless baseline must not.
+"""Memory-necessity certification: the experts must solve a task, every memoryless policy must not.
 
-Four built-in policies run on the same seeds, camera-free, each into its own
+Six built-in policies run on the same seeds, camera-free, each into its own
 run folder (``<out_root>/<policy>``; resumable like any run):
 
 - ``expert`` and ``expert-slow`` (the expert at half speed, the stand-in for a
@@ -10,15 +10,19 @@ run folder (``<out_root>/<policy>``; resumable like any run):
 - ``expert-memoryless`` (guesses uniformly where the scene is ambiguous) and
   ``expert-reactive`` (deterministic, acts on what the scene shows) must each
   stay at most :data:`MEMORYLESS_MARGIN` above the task's chance level:
-  solving it takes memory.
+  solving it takes memory;
+- so must the adversaries, memoryless policies that try to pass by exploiting
+  the rules: ``adversary-slow`` (a redo long after the goal) and
+  ``adversary-arm`` (memory stored in the arm's pose).
 
-The memoryless baselines run on more seeds than the experts (by default
-:data:`MEMORYLESS_EPISODES`; their seeds start at the same base, so they
-include the experts'). Their success rate estimates a guessing rate, and the
-margin only means something if the estimate is finer than the margin: over 20
-episodes its standard deviation at chance 1/2 is 11 points, and an exact
-guesser exceeds chance + 10 points in 13% of tasks (19% at chance 1/3); over
-100 it is 5 points and about 2%.
+Each policy has its own episode count (:func:`episode_counts`; all start at the
+same seed, so each includes the experts'). The memoryless expert runs the most:
+its rate estimates a guessing rate, and the margin only means something if the
+estimate is finer than the margin: over 20 episodes its standard deviation at
+chance 1/2 is 11 points, and an exact guesser exceeds chance + 10 points in 13%
+of tasks (19% at chance 1/3); over 50 about 6%, over 100 about 2%. The reactive
+expert and ``adversary-slow`` are deterministic given the layout (30 each);
+``adversary-arm`` guesses where a gate wipes its memory (50).
 """
 
 from __future__ import annotations
@@ -44,10 +48,22 @@ EXPERT_MIN_SR = 0.95
 SLOW_MIN_SR = 0.90
 MEMORYLESS_MARGIN = 0.10
 MEMORYLESS_EPISODES = 100
+REACTIVE_EPISODES = 30
+# adversary-slow is the reactive expert slowed down (deterministic given the layout, as the reactive
+# one); adversary-arm guesses like the memoryless expert wherever a gate wipes its memory
+ADVERSARY_EPISODES = {"adversary-slow": 30, "adversary-arm": 50}
 SOLVERS: dict[str, float] = {"expert": EXPERT_MIN_SR, "expert-slow": SLOW_MIN_SR}  # policy -> least SR
-BLIND = ("expert-memoryless", "expert-reactive")  # each held to chance + MEMORYLESS_MARGIN
+ADVERSARIES = ("adversary-slow", "adversary-arm")
+BLIND = ("expert-memoryless", "expert-reactive", *ADVERSARIES)  # each held to chance + MEMORYLESS_MARGIN
 POLICIES = (*SOLVERS, *BLIND)
-SHORT = {"expert": "expert", "expert-slow": "slow", "expert-memoryless": "memoryless", "expert-reactive": "reactive"}
+SHORT = {
+    "expert": "expert",
+    "expert-slow": "slow",
+    "expert-memoryless": "memoryless",
+    "expert-reactive": "reactive",
+    "adversary-slow": "adv-slow",
+    "adversary-arm": "adv-arm",
+}
 # Below this p(luck) a memoryless baseline beats the stated chance level by more than luck explains:
 # the level is probably too low. Certification points such tasks out, pass or fail.
 LOW_CHANCE_P = 0.05
@@ -58,10 +74,19 @@ NOTES_MARKER = (
 )
 
 
-def memoryless_episode_count(episodes: int, requested: int | None = None) -> int:
-    """Episodes per task for each memoryless baseline: ``requested`` (default
-    :data:`MEMORYLESS_EPISODES`), never fewer than ``episodes``."""
-    return max(episodes, MEMORYLESS_EPISODES if requested is None else requested)
+def episode_counts(
+    episodes: int, memoryless: int | None = None, reactive: int | None = None, adversaries: int | None = None
+) -> dict[str, int]:
+    """Episodes per task of each policy of :data:`POLICIES`: ``episodes`` for the expert and the
+    slow expert; ``memoryless`` (default :data:`MEMORYLESS_EPISODES`), ``reactive``
+    (:data:`REACTIVE_EPISODES`) and ``adversaries`` (each; default :data:`ADVERSARY_EPISODES`)
+    for the memoryless policies, never fewer than ``episodes``."""
+    asked = {
+        "expert-memoryless": MEMORYLESS_EPISODES if memoryless is None else memoryless,
+        "expert-reactive": REACTIVE_EPISODES if reactive is None else reactive,
+        **{p: ADVERSARY_EPISODES[p] if adversaries is None else adversaries for p in ADVERSARIES},
+    }
+    return {**{p: episodes for p in SOLVERS}, **{p: max(episodes, asked[p]) for p in BLIND}}
 
 
 @dataclass(frozen=True)
@@ -204,22 +229,16 @@ def _failures(records: list[EpisodeRecord]) -> dict[str, int]:
 
 
 def certificates(
-    tasks: list[Task],
-    ledgers: dict[str, list[EpisodeRecord]],
-    episodes: int | None = None,
-    memoryless_episodes: int | None = None,
+    tasks: list[Task], ledgers: dict[str, list[EpisodeRecord]], counts: dict[str, int] | None = None
 ) -> list[Certificate]:
-    """Verdicts from each policy's records (``ledgers``: policy -> records): the solvers' episodes
-    ``0..episodes-1``, the memoryless baselines' ``0..memoryless_episodes-1`` (default: as many).
-    Errors count as failures; a policy absent from ``ledgers``, or short of those episodes,
-    leaves the task pending (``episodes`` None: one episode of each policy is enough)."""
-    blind_episodes = memoryless_episodes if memoryless_episodes is not None else episodes
-    required = {} if episodes is None else {p: blind_episodes if p in BLIND else episodes for p in POLICIES}
+    """Verdicts from each policy's records (``ledgers``: policy -> records): each policy's episodes
+    ``0..counts[policy]-1`` (:func:`episode_counts`). Errors count as failures; a policy absent
+    from ``ledgers``, or short of its episodes, leaves the task pending (``counts`` None: every
+    record counts, and one episode of each policy is enough)."""
+    required = dict(counts or {})
     certs = []
     for t in tasks:
-        counted = {
-            p: _records(ledgers[p], t.id, blind_episodes if p in BLIND else episodes) for p in POLICIES if p in ledgers
-        }
+        counted = {p: _records(ledgers[p], t.id, required.get(p)) for p in POLICIES if p in ledgers}
         seconds = sum(r.timings.get("total", 0.0) for recs in counted.values() for r in recs)
         certs.append(
             Certificate(
@@ -268,8 +287,8 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
     passed = sum(c.passed for c in certs)
     pending = sum(bool(c.pending) and not c.problems for c in certs)
     memoryless_ok = sum(c.verdict.startswith("no memory needed") for c in certs)
-    seed, episodes = meta.get("seed", 0), meta.get("episodes", 1)
-    blind = meta.get("memoryless_episodes", episodes)
+    seed, counts = meta.get("seed", 0), meta.get("episodes", {})
+    per_policy = ", ".join(f"{SHORT[p]} {counts[p]}" for p in POLICIES if p in counts)
     lines = [
         "# "
         + (
@@ -286,8 +305,7 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
             if any(c.episode_seconds for c in certs)
             else ""
         ),
-        f"Per task, {episodes} episodes of the expert and of the slow expert (seeds {seed}..{seed + episodes - 1}) "
-        f"and {blind} of each memoryless baseline (seeds {seed}..{seed + blind - 1}), replan interval "
+        f"Episodes per task ({per_policy}), each policy's from seed {seed} on, replan interval "
         f"{meta.get('replan_steps')}, camera-free, "
         + (f"{meta['horizon']} steps per episode" if meta.get("horizon") else "each task at its own horizon")
         + ". An episode ends "
@@ -296,13 +314,15 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "",
         f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
         f"expert (full memory, every motion at half speed) in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
-        f"baseline in at most the task's chance level + {MEMORYLESS_MARGIN * 100:.0f} points: the memoryless "
+        f"policy in at most the task's chance level + {MEMORYLESS_MARGIN * 100:.0f} points: the memoryless "
         "expert (its memory cleared before every decision, guessing uniformly where the scene leaves a choice "
-        "open) and the reactive expert (memoryless and deterministic: it does what the current scene invites). "
-        "The chance level is the success rate of the best memoryless strategy (each task file derives it). "
-        "p(luck) is the chance of a baseline's successes or more if its true rate were the chance level (not "
-        "part of the verdict). The failure columns say how the baselines' episodes failed (failure taxonomy of "
-        "docs/protocol.md).",
+        "open), the reactive expert (memoryless and deterministic: it does what the current scene invites) and "
+        "the adversaries, which try to pass by exploiting the rules: adv-slow (the reactive expert at a quarter "
+        "speed: a redo long after the goal) and adv-arm (the expert whose memory lives in the arm's pose, wiped "
+        "whenever it decides with the hand at home). The chance level is the success rate of the best memoryless "
+        "strategy (each task file derives it). p(luck) is the chance of a policy's successes or more if its true "
+        "rate were the chance level (not part of the verdict). The failure columns say how the memoryless "
+        "policies' episodes failed (failure taxonomy of docs/protocol.md).",
         "",
         f"**{passed}/{len(certs)} tasks pass.**"
         + (f" {pending} pending: not every policy has run all its episodes on them yet." if pending else "")
@@ -314,9 +334,14 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         ),
         "",
         *_low_chance_lines(certs),
-        "| task | memory | expert | slow | memoryless | reactive | chance | p(luck) m / r | verdict "
-        "| memoryless failures | reactive failures |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| task | memory | "
+        + " | ".join(SHORT[p] for p in POLICIES)
+        + " | chance | p(luck) "
+        + " / ".join(SHORT[p] for p in BLIND)
+        + " | verdict | "
+        + " | ".join(f"{SHORT[p]} failures" for p in BLIND)
+        + " |",
+        "|" + "---|" * (len(POLICIES) + len(BLIND) + 5),
     ]
     for c in certs:
         luck = " / ".join("-" if (v := c.p_above_chance(p)) is None else f"{v:.2f}" for p in BLIND)
@@ -401,21 +426,20 @@ class CertificationEvents(RunEvents):
 
 def run_certification(
     tasks: list[Task],
-    episodes: int,
+    counts: dict[str, int],
     protocol: Protocol,
     out_root: Path,
     events: CertificationEvents | None = None,
     execution: Execution | None = None,
-    memoryless_episodes: int | None = None,
     run: bool = True,
 ) -> list[Certificate]:
-    """Run the four policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
+    """Run the policies of :data:`POLICIES` on ``tasks`` (resuming what is already in
     ``out_root``) and judge each task.
 
-    The solvers run ``episodes`` episodes per task, the memoryless baselines
-    :func:`memoryless_episode_count`. ``execution`` says where episodes run (workers,
-    backend, retries; its video, out-root and resume settings are not used: each policy's
-    run resumes in ``out_root/<policy>``, without videos). With ``run=False`` no episode
+    Each policy runs ``counts[policy]`` episodes per task (:func:`episode_counts`).
+    ``execution`` says where episodes run (workers, backend, retries; its video, out-root
+    and resume settings are not used: each policy's run resumes in ``out_root/<policy>``,
+    without videos). With ``run=False`` no episode
     runs: the verdicts come from the records already in ``out_root`` (a task whose
     policies have not all run their episodes is pending)."""
     from memobench.evaluation.run_request import RunRequest
@@ -424,11 +448,10 @@ def run_certification(
     from memobench.policies.loader import build_adapter, builtin_spec
 
     events = events or CertificationEvents()
-    blind = memoryless_episode_count(episodes, memoryless_episodes)
     fields = (execution or Execution()).request_fields()
     ledgers: dict[str, list[EpisodeRecord]] = {}
     for name in POLICIES:
-        trials = blind if name in BLIND else episodes
+        trials = counts[name]
         if run:
             events.policy_started(name, trials)
             # A scripted policy whose plan is done (or has given up) holds still until the horizon:
@@ -446,13 +469,12 @@ def run_certification(
             result = evaluate(request, build_adapter(builtin_spec(name)), events)
             write_summary(result.records, request.out_root)
         ledgers[name] = _read_ledger(out_root / name)
-    certs = certificates(tasks, ledgers, episodes, blind)
+    certs = certificates(tasks, ledgers, counts)
     write_certificates(
         certs,
         out_root,
         {
-            "episodes": episodes,
-            "memoryless_episodes": blind,
+            "episodes": counts,
             "seed": protocol.seed,
             "replan_steps": protocol.replan_steps,
         },
