@@ -78,3 +78,21 @@ def test_inside_resolves_dots_absolute_paths_and_symlinks(tmp_path):
     for parts in (("..", "x.png"), ("figures", "..", "..", "x.png"), ("/etc/passwd",), ("link", "x.png")):
         with pytest.raises(ReportError, match="outside the report folder"):
             inside(out, *parts)
+
+
+MARKUP = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+
+
+def test_markup_in_run_json_reaches_the_page_escaped(tmp_path):
+    """Every run field the page shows (condition label from the policy's name, seed, horizon, folder
+    name, the task's id) carries markup; the page holds it only as text."""
+    folder = write_run(tmp_path / "runs" / f"a{MARKUP.replace('/', '_')}", [record("T01-x", 0, "SU", 2)])
+    manifest = json.loads((folder / "run.json").read_text())
+    manifest["policy"]["name"] = MARKUP
+    manifest["protocol"]["seed"] = MARKUP
+    manifest["protocol"]["horizon"] = MARKUP
+    (folder / "run.json").write_text(json.dumps(manifest))
+    build_report([folder], tmp_path / "out", videos=False)
+    page = (tmp_path / "out" / "index.html").read_text()
+    assert "<script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -55,6 +55,11 @@ def data_uri(png: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
 
+def _text(value: object) -> str:
+    """Any value as HTML text (escaped)."""
+    return html.escape(str(value))
+
+
 def _figure(src: str, alt: str) -> str:
     return f'<img class="fig" src="{html.escape(src)}" alt="{html.escape(alt)}">'
 
@@ -126,13 +131,16 @@ def _runs_table(runs: Sequence[Run]) -> str:
         "<th>seed base</th><th>horizon</th><th>folders</th></tr></thead><tbody>"
     ]
     for run in runs:
+        # run.json is untrusted input: every value goes through html.escape, whatever its type
         protocol = run.manifests[0].get("protocol", {}) if run.manifests else {}
+        if not isinstance(protocol, dict):
+            protocol = {}
         horizon = protocol.get("horizon") or "task default"
-        folders = "<br>".join(html.escape(str(f)) for f in run.folders)
+        folders = "<br>".join(_text(f) for f in run.folders)
         rows.append(
-            f'<tr><td>{html.escape(run.condition.label)}</td><td class="num">{len(run.records)}</td>'
-            f'<td class="num">{len(run.task_ids)}</td><td class="num">{protocol.get("seed", "?")}</td>'
-            f"<td>{html.escape(str(horizon))}</td><td>{folders}</td></tr>"
+            f'<tr><td>{_text(run.condition.label)}</td><td class="num">{_text(len(run.records))}</td>'
+            f'<td class="num">{_text(len(run.task_ids))}</td><td class="num">{_text(protocol.get("seed", "?"))}</td>'
+            f"<td>{_text(horizon)}</td><td>{folders}</td></tr>"
         )
     rows.append("</tbody></table>")
     return "\n".join(rows)
