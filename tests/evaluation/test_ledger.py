@@ -209,3 +209,28 @@ def test_concurrent_appends_from_two_processes_give_whole_lines(tmp_path: Path) 
         assert r.binding["pad"] == "x" * (200_000 + int(r.task_id[1]))
     keys = {(r.task_id, r.episode) for r in read_ledger(path)}
     assert keys == {(f"w{w}", e) for w in (0, 1) for e in range(count)}
+
+
+def test_a_symlinked_ledger_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    """A run folder is untrusted: a ledger that links elsewhere is neither appended to nor repaired
+    (a target without a final newline would have lost its last line as a "torn" one)."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("someone's file\nno final newline")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "ledger.jsonl").symlink_to(target)
+    with pytest.raises(LedgerError, match="is not a regular file"):
+        Ledger(run / "ledger.jsonl")
+    with pytest.raises(LedgerError, match="is not a regular file"):
+        read_ledger(run / "ledger.jsonl")
+    assert target.read_text() == "someone's file\nno final newline"
+
+
+def test_a_fifo_ledger_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "ledger.jsonl")
+    with pytest.raises(LedgerError, match="is not a regular file"):
+        read_ledger(tmp_path / "ledger.jsonl")
+    with pytest.raises(LedgerError, match="is not a regular file"):
+        Ledger(tmp_path / "ledger.jsonl")

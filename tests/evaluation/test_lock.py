@@ -116,3 +116,20 @@ def test_the_commands_give_a_one_line_error_with_exit_2(tmp_path: Path, command:
         )
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines()[-1].startswith(f"error: {locked} is in use by another run")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_a_lock_that_is_not_a_regular_file_is_refused_and_its_target_untouched(tmp_path: Path, kind: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    if kind == "symlink":
+        (run / LOCK_FILENAME).symlink_to(target)
+    else:
+        os.mkfifo(run / LOCK_FILENAME)
+    with pytest.raises(RunFolderError) as info, run_folder_lock(run):
+        pass
+    assert f"{run / LOCK_FILENAME} is not a regular file" in str(info.value)
+    assert target.read_text() == "keep me\n"
+    assert (run / LOCK_FILENAME).is_symlink() if kind == "symlink" else (run / LOCK_FILENAME).is_fifo()

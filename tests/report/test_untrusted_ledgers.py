@@ -83,6 +83,7 @@ def test_inside_resolves_dots_absolute_paths_and_symlinks(tmp_path):
 MARKUP = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 
 
+@pytest.mark.filterwarnings("ignore:No artists with labels")  # one episode: a figure with no curve
 def test_markup_in_run_json_reaches_the_page_escaped(tmp_path):
     """Every run field the page shows (condition label from the policy's name, seed, horizon, folder
     name, the task's id) carries markup; the page holds it only as text."""
@@ -96,3 +97,22 @@ def test_markup_in_run_json_reaches_the_page_escaped(tmp_path):
     page = (tmp_path / "out" / "index.html").read_text()
     assert "<script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("link", ["/dev/zero", "/etc/hostname"])
+def test_a_run_json_that_links_out_is_refused_without_reading_it(tmp_path, link):
+    folder = write_run(tmp_path / "runs" / "a", [record("T01-x", 0, "SU", 2)])
+    (folder / "run.json").unlink()
+    (folder / "run.json").symlink_to(link)
+    with pytest.raises(ReportError, match="is not a regular file"):
+        build_report([folder], tmp_path / "out", videos=False)
+
+
+def test_an_oversized_run_json_is_refused(tmp_path, monkeypatch):
+    from memobench.evaluation import regular_files
+
+    folder = write_run(tmp_path / "runs" / "a", [record("T01-x", 0, "SU", 2)])
+    monkeypatch.setattr(regular_files, "METADATA_LIMIT", 100)
+    monkeypatch.setattr(regular_files.read_json_file, "__defaults__", (100,))
+    with pytest.raises(ReportError, match="more than the 100"):
+        build_report([folder], tmp_path / "out", videos=False)

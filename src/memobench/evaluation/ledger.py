@@ -27,6 +27,7 @@ from types import TracebackType
 from pydantic import ValidationError
 
 from memobench.core.records import EpisodeRecord
+from memobench.evaluation.regular_files import NotARegularFile, open_regular, read_regular
 
 LEDGER_FILENAME = "ledger.jsonl"
 
@@ -121,8 +122,10 @@ class Ledger:
         self._parser = _LineParser(self.path)
         #: Human-readable notes on recovered problems (torn line, duplicates, blank lines).
         self.warnings: list[str] = self._parser.warnings
-        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        self._fd: int | None = os.open(self.path, flags, 0o644)
+        try:  # never through a symlink (records appended, a torn tail truncated, outside the folder)
+            self._fd: int | None = open_regular(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        except NotARegularFile as e:
+            raise LedgerError(str(e)) from None
         try:
             self._load_and_repair()
         except BaseException:
@@ -244,7 +247,11 @@ def read_ledger(path: str | os.PathLike[str]) -> list[EpisodeRecord]:
     """
     path = Path(path)
     parser = _LineParser(path)
-    torn = parser.feed(path.read_bytes())
+    try:
+        data = read_regular(path)
+    except NotARegularFile as e:
+        raise LedgerError(str(e)) from None
+    torn = parser.feed(data)
     if torn:
         parser.warnings.append(
             f"{path}:{parser.line_no + 1}: skipped a torn last line ({torn} bytes without a trailing newline)"

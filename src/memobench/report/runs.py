@@ -20,6 +20,7 @@ from memobench.core.records import EpisodeRecord
 from memobench.core.spec import TASK_ID_PATTERN, LanguageLevel, MemoryType
 from memobench.evaluation.ledger import LEDGER_FILENAME, read_ledger
 from memobench.evaluation.protocol import stored_protocol
+from memobench.evaluation.regular_files import read_json_file
 from memobench.evaluation.run_folder import RUN_JSON, file_safe, policy_label, replan_accounting
 from memobench.metrics.aggregate import summarize
 
@@ -155,16 +156,16 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
     if not folder.is_dir():
         raise ReportError(f"{folder}: not a folder; give run folders written by `memobench eval`")
     run_json, ledger = folder / RUN_JSON, folder / LEDGER_FILENAME
-    if not run_json.is_file():
+    if not os.path.lexists(run_json):  # anything else there (a link, a FIFO) is refused when read
         raise ReportError(f"{folder}: no {RUN_JSON}; is this a `memobench eval` --out-root?")
     if not ledger.is_file():
         raise ReportError(f"{folder}: no {LEDGER_FILENAME} (the run has not finished an episode)")
     try:
-        manifest = json.loads(run_json.read_text())
+        manifest = read_json_file(run_json)
         protocol = manifest["protocol"]
         policy = policy_label(manifest.get("policy") or {})
         replan_steps = int(protocol["replan_steps"])
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+    except (OSError, KeyError, TypeError, ValueError) as e:  # ValueError: not a regular file, too large, not JSON
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
         records = read_ledger(ledger)
