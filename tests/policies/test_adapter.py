@@ -240,6 +240,25 @@ def test_exception_becomes_adapter_error_with_the_message(timeout: float | None)
     assert isinstance(info.value.__cause__, ValueError)
 
 
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for you")
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+def test_a_huge_or_unprintable_exception_is_a_short_adapter_error(timeout: float | None) -> None:
+    huge = AdapterGuard(Scripted(error=ValueError("x" * 50_000_000)), timeout=timeout)
+    with pytest.raises(AdapterError) as info:
+        huge.infer(OBS, "p", 224)
+    text = str(info.value)
+    assert text.startswith("infer_actions() raised ValueError: xxx") and len(text) < 4200
+    assert text.endswith("... (49996000 more characters)")
+    odd = AdapterGuard(Scripted(error=Unprintable()), timeout=timeout)
+    with pytest.raises(AdapterError) as info:
+        odd.infer(OBS, "p", 224)
+    assert str(info.value) == "infer_actions() raised Unprintable: (its text could not be made: RuntimeError)"
+
+
 @pytest.mark.parametrize("timeout", [None, 5.0])
 def test_invalid_output_becomes_adapter_error(timeout: float | None) -> None:
     bad = chunk()

@@ -67,6 +67,22 @@ class AdapterError(RuntimeError):
     """The policy failed; the message says how (exception, timeout, invalid output)."""
 
 
+ERROR_TEXT_LIMIT = 4000  # characters of an adapter exception's text kept in the message (and the ledger)
+
+
+def exception_text(e: BaseException) -> str:
+    """``"Type: text"`` of an exception a policy raised, its text cut at :data:`ERROR_TEXT_LIMIT`
+    characters (a 50 MB message would go into every ledger line) and never raising itself
+    (a ``__str__`` that raises is reported as such)."""
+    try:
+        text = str(e)
+    except Exception as inner:  # the policy's own __str__ failed
+        text = f"(its text could not be made: {type(inner).__name__})"
+    if len(text) > ERROR_TEXT_LIMIT:
+        text = f"{text[:ERROR_TEXT_LIMIT]}... ({len(text) - ERROR_TEXT_LIMIT} more characters)"
+    return f"{type(e).__name__}: {text}"
+
+
 def takes_episode_rng(adapter: Any) -> bool:
     """Whether the harness hands ``adapter`` the episode's generator (``begin_episode(rng)``): it has
     the method and does not decline it (``wants_episode_rng`` False: a policy server that does not
@@ -223,7 +239,7 @@ class AdapterGuard:
             try:
                 return marked(*args)
             except (Exception, SystemExit) as e:  # a policy's sys.exit() must not end the sweep
-                raise AdapterError(f"{what} raised {type(e).__name__}: {e}") from e
+                raise AdapterError(f"{what} raised {exception_text(e)}") from e
         reply: queue.Queue = queue.Queue(maxsize=1)
         self._worker.requests.put((marked, args, reply))
         try:
@@ -233,7 +249,7 @@ class AdapterGuard:
             self.abandoned_calls += 1
             raise AdapterError(f"{what} did not return within --adapter-timeout {self.timeout:g} s") from None
         if not ok:
-            raise AdapterError(f"{what} raised {type(value).__name__}: {value}") from value
+            raise AdapterError(f"{what} raised {exception_text(value)}") from value
         return value
 
     def reset(self) -> None:
@@ -243,9 +259,7 @@ class AdapterGuard:
                     adapter = self._rebuild()
                 self._use(adapter)
             except Exception as e:
-                raise AdapterError(
-                    f"rebuilding the adapter after a timed-out call raised {type(e).__name__}: {e}"
-                ) from e
+                raise AdapterError(f"rebuilding the adapter after a timed-out call raised {exception_text(e)}") from e
             self.abandoned_calls = 0
         self._call("reset()", self.adapter.reset)
 
