@@ -116,3 +116,22 @@ def test_an_oversized_run_json_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(regular_files.read_json_file, "__defaults__", (100,))
     with pytest.raises(ReportError, match="more than the 100"):
         build_report([folder], tmp_path / "out", videos=False)
+
+
+def test_a_symlinked_video_is_not_copied_into_the_report(tmp_path):
+    """A run folder's videos/... may link anywhere: the report copies regular files only."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private key\n")
+    folder = write_run(tmp_path / "runs" / "a", [record("T01-x", 0, "SU", 2)])
+    videos = folder / "videos" / "T01-x"
+    videos.mkdir(parents=True)
+    (videos / "T01-x_success_ep000_seed7.mp4").symlink_to(secret)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "T01-x_failure_ep000_seed7.mp4").write_text("also private\n")
+    (videos / "linked").symlink_to(tmp_path / "elsewhere")
+    (folder / "videos" / "T01-x" / "T01-x_failure_ep001_seed8.mp4").symlink_to(
+        tmp_path / "elsewhere" / "T01-x_failure_ep000_seed7.mp4"
+    )
+    build_report([folder], tmp_path / "out")
+    copied = [p.read_text() for p in (tmp_path / "out").rglob("*.mp4")]
+    assert copied == []

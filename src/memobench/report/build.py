@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memobench.evaluation.regular_files import NotARegularFile, open_regular
 from memobench.report import figures
 from memobench.report.arena import arena_table
 from memobench.report.html import TaskSection, data_uri, render_page
@@ -77,10 +78,14 @@ def find_videos(run: Run, task_id: str) -> tuple[Path | None, Path | None]:
         video_dir = folder / "videos" / task_id
         if not video_dir.is_dir():
             continue
+        if video_dir.is_symlink() or (folder / "videos").is_symlink():
+            continue  # a run folder is untrusted: its videos must be its own files
         for outcome in found:
             if found[outcome] is None:
                 matches = sorted(
-                    p for p in video_dir.glob(f"{task_id}_{outcome}_ep*.mp4") if not p.name.endswith("_wrist.mp4")
+                    p
+                    for p in video_dir.glob(f"{task_id}_{outcome}_ep*.mp4")
+                    if not p.name.endswith("_wrist.mp4") and not p.is_symlink() and p.is_file()
                 )
                 found[outcome] = matches[0] if matches else None
     return found["success"], found["failure"]
@@ -198,7 +203,18 @@ def _copy_videos(runs: Sequence[Run], task_id: str, out: Path) -> list[tuple[str
             target = inside(out, "videos", run.condition.slug, task_id, video.name)
             target.parent.mkdir(parents=True, exist_ok=True)
             if not target.exists() or target.stat().st_size != video.stat().st_size:
-                shutil.copyfile(video, target)
+                _copy_regular(video, target)
             rel.append(target.relative_to(out).as_posix())
         rows.append((run.condition.label, rel[0], rel[1]))
     return rows
+
+
+def _copy_regular(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` if it is a regular file when opened (not a link swapped in since
+    it was found): a report is shared, and must hold nothing from outside its run folders."""
+    try:
+        fd = open_regular(source, os.O_RDONLY)
+    except NotARegularFile as e:
+        raise ReportError(str(e)) from None
+    with os.fdopen(fd, "rb") as src, open(target, "wb") as dst:
+        shutil.copyfileobj(src, dst)
