@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from memobench.core.suite import Task
+from memobench.data.hdf5_input import open_hdf5
 
 ENV_NAME = "MEMOBench-LIBERO"
 
@@ -136,9 +137,8 @@ def _read_attrs(node) -> dict[str, Any]:
 
 def read_file_summary(path: Path) -> tuple[dict[str, Any], int]:
     """The file's attributes and its number of demos, without reading any array."""
-    import h5py
 
-    with h5py.File(path, "r") as f:
+    with open_hdf5(path) as f:
         return _read_attrs(f["data"]), sum(1 for k in f["data"] if k.startswith("demo_"))
 
 
@@ -149,7 +149,7 @@ def iter_demos(path: Path, *, images: bool = True, arrays: bool = True) -> Itera
     """
     import h5py
 
-    with h5py.File(path, "r") as f:
+    with open_hdf5(path) as f:
         data = f["data"]
         names = sorted((k for k in data if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
         for name in names:
@@ -167,8 +167,7 @@ def iter_demos(path: Path, *, images: bool = True, arrays: bool = True) -> Itera
 
 def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], list[Demo]]:
     """The file's attributes and its demos in order (image arrays skipped unless ``images``)."""
-    import h5py
 
-    with h5py.File(path, "r") as f:
+    with open_hdf5(path) as f:
         attrs = _read_attrs(f["data"])
     return attrs, list(iter_demos(path, images=images))

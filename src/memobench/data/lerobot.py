@@ -58,6 +58,7 @@ import numpy as np
 
 from memobench.core.oracle import memory_line
 from memobench.data.demo_file import Demo, iter_demos, read_file_summary
+from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
 from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_path, featurise_task_file, stale_feature_files
@@ -345,7 +346,6 @@ class _VideoFiles(_FileSeries):
 
 def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[str, Any], Demo, np.ndarray | None]]:
     """Each demo with its file's attributes and, with ``features_dir``, its scene vectors [T, STATE_DIM - ROBOT_DIM]."""
-    import h5py
 
     for path in files:
         attrs, _ = read_file_summary(path)
@@ -353,7 +353,7 @@ def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[
             for demo in iter_demos(path):
                 yield attrs, demo, None
             continue
-        with h5py.File(features_path(features_dir, path), "r") as features:
+        with open_hdf5(features_path(features_dir, path)) as features:
             for i, demo in enumerate(iter_demos(path)):
                 yield attrs, demo, features[f"demo_{i}"]["state"][:, ROBOT_DIM:]
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from memobench.data.demo_bddl import DemoFileError, replay_envs, suite_scenes
 from memobench.data.demo_file import read_task_file
+from memobench.data.hdf5_input import open_hdf5
 from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.evaluation.protocol import Protocol
 from memobench.sim.render import resize_with_pad
@@ -53,10 +54,9 @@ def already_rendered(path: Path, size: int, cameras: list[str], quality: str) ->
     suffice for a file this project wrote (collection refuses to add demos to a rendered file);
     the per-demo check guards against a file changed some other way. False for any unreadable file.
     """
-    import h5py
 
     try:
-        with h5py.File(path, "r") as f:
+        with open_hdf5(path) as f:
             data = f["data"]
             if (
                 int(data.attrs.get("image_size", 0)) != size
@@ -151,11 +151,10 @@ class RenderJournal:
 
     def has(self, i: int, demo) -> bool:
         """Whether demo ``i``'s frames are in the journal: every camera, one uint8 frame per state."""
-        import h5py
 
         lengths = {"obs": len(demo.arrays["states"]), "cue": len(demo.arrays["cue/states"])}
         try:
-            with h5py.File(self._entry(i), "r") as f:
+            with open_hdf5(self._entry(i)) as f:
                 entries = [f[f"{prefix}/{IMAGE_KEYS[c]}"] for prefix in lengths for c in self.cameras]
                 shapes = [(lengths[prefix], self.size, self.size, 3) for prefix in lengths for _ in self.cameras]
                 return all(e.shape == shape and e.dtype == np.uint8 for e, shape in zip(entries, shapes, strict=True))
@@ -183,7 +182,7 @@ class RenderJournal:
             with h5py.File(partial, "a") as f:
                 for i in range(demos):
                     group = f[f"data/demo_{i}"]
-                    with h5py.File(self._entry(i), "r") as entry:
+                    with open_hdf5(self._entry(i)) as entry:
                         for name in (f"{p}/{IMAGE_KEYS[c]}" for p in ("obs", "cue") for c in self.cameras):
                             if name in group:
                                 del group[name]

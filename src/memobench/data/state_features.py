@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memobench.data.hdf5_input import open_hdf5
 from memobench.sim.scene_state import SceneLayout, state_observation
 
 MAX_OBJECTS = 12
@@ -66,7 +67,6 @@ def features_path(features_dir: Path, demo_file: Path) -> Path:
 
 def features_current(demo_file: Path, features_file: Path) -> bool:
     """True when ``features_file`` was made from ``demo_file`` as it is now (format, spec hash, counts)."""
-    import h5py
 
     from memobench.data.demo_file import read_file_summary
 
@@ -74,7 +74,7 @@ def features_current(demo_file: Path, features_file: Path) -> bool:
         return False
     attrs, count = read_file_summary(demo_file)
     try:
-        with h5py.File(features_file, "r") as f:
+        with open_hdf5(features_file) as f:
             got = dict(f.attrs)
     except OSError:
         return False

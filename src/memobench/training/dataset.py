@@ -34,6 +34,7 @@ import numpy as np
 
 from memobench.core.oracle import oracle_prompt
 from memobench.data.demo_file import read_file_summary
+from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot import completed_mask, current_checkpoints
 from memobench.data.state_features import features_path
 
@@ -189,12 +190,11 @@ class DemoRef:
 
 def index_demos(data_dir: Path, features_dir: Path) -> list[DemoRef]:
     """Every demo of every ``*.hdf5`` file in ``data_dir`` (attributes only), in file and demo order."""
-    import h5py
 
     refs = []
     for path in sorted(data_dir.glob("*.hdf5")):
         attrs, _ = read_file_summary(path)
-        with h5py.File(path, "r") as f:
+        with open_hdf5(path) as f:
             names = sorted((k for k in f["data"] if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
         refs += [DemoRef(path, features_path(features_dir, path), n, str(attrs["instruction"])) for n in names]
     return refs
@@ -205,11 +205,10 @@ def image_size(data_dir: Path) -> int:
 
     Raises ValueError naming a file without both cameras' frames (not rendered) or with another size.
     """
-    import h5py
 
     sizes = {}
     for path in sorted(data_dir.glob("*.hdf5")):
-        with h5py.File(path, "r") as f:
+        with open_hdf5(path) as f:
             data = f["data"]
             demos = [data[k] for k in data if k.startswith("demo_")]
             if not demos:
@@ -269,10 +268,9 @@ class BatchSource:
         self._files: dict[Path, Any] = {}
 
     def _file(self, path: Path):
-        import h5py
 
         if path not in self._files:
-            self._files[path] = h5py.File(path, "r")
+            self._files[path] = open_hdf5(path)
         return self._files[path]
 
     def read(self, ref: DemoRef) -> RawDemo:
