@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,22 @@ def test_a_symlinked_video_is_not_copied_into_the_report(tmp_path):
     build_report([folder], tmp_path / "out")
     copied = [p.read_text() for p in (tmp_path / "out").rglob("*.mp4")]
     assert copied == []
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda m: m.update(policy="expert"), "'policy' is a str, not an object"),
+        (lambda m: m["protocol"].update(memory_oracle={"a": 1}), "'protocol.memory_oracle' is a dict"),
+        (lambda m: m["protocol"].update(replan_steps=1e400), "'protocol.replan_steps' is inf"),
+        (lambda m: m["protocol"].update(replan_steps=True), "'protocol.replan_steps' is True"),
+        (lambda m: m.update(protocol="memobench"), "'protocol' is a str, not an object"),
+    ],
+)
+def test_a_hand_edited_run_json_with_wrong_types_is_a_one_line_error(tmp_path, edit, message):
+    folder = write_run(tmp_path / "runs" / "a", [record("T01-x", 0, "SU", 2)])
+    manifest = json.loads((folder / "run.json").read_text())
+    edit(manifest)
+    (folder / "run.json").write_text(json.dumps(manifest))
+    with pytest.raises(ReportError, match=re.escape(message)):
+        build_report([folder], tmp_path / "out", videos=False)

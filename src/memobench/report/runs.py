@@ -162,9 +162,10 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
         raise ReportError(f"{folder}: no {LEDGER_FILENAME} (the run has not finished an episode)")
     try:
         manifest = read_json_file(run_json)
+        _check_manifest_types(manifest)
         protocol = manifest["protocol"]
         policy = policy_label(manifest.get("policy") or {})
-        replan_steps = int(protocol["replan_steps"])
+        replan_steps = protocol["replan_steps"]
     except (OSError, KeyError, TypeError, ValueError) as e:  # ValueError: not a regular file, too large, not JSON
         raise ReportError(f"{run_json}: unreadable run.json ({type(e).__name__}: {e})") from None
     try:
@@ -177,6 +178,23 @@ def read_run_folder(folder: str | os.PathLike[str]) -> tuple[Condition, dict[str
         policy, replan_steps, protocol.get("memory_oracle"), effective if effective < replan_steps else None
     )
     return condition, manifest, records
+
+
+def _check_manifest_types(manifest: Any) -> None:
+    """TypeError naming the field unless ``run.json``'s fields the report reads have their types
+    (it may be hand-edited or crafted: a string ``policy`` or a ``replan_steps`` of 1e400)."""
+    if not isinstance(manifest, dict):
+        raise TypeError(f"the file holds a {type(manifest).__name__}, not an object")
+    for key in ("protocol", "policy"):
+        if key in manifest and not isinstance(manifest[key], dict):
+            raise TypeError(f"'{key}' is a {type(manifest[key]).__name__}, not an object")
+    protocol = manifest.get("protocol", {})
+    replan = protocol.get("replan_steps")
+    if replan is not None and (isinstance(replan, bool) or not isinstance(replan, int) or replan < 1):
+        raise TypeError(f"'protocol.replan_steps' is {replan!r}, not a whole number >= 1")
+    oracle = protocol.get("memory_oracle")
+    if oracle is not None and not isinstance(oracle, str):
+        raise TypeError(f"'protocol.memory_oracle' is a {type(oracle).__name__}, not a language level or null")
 
 
 def check_task_ids(run_json: Path, manifest: dict[str, Any], ledger: Path, records: Sequence[EpisodeRecord]) -> None:
