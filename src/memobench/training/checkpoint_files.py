@@ -19,11 +19,14 @@ further is refused.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memobench.evaluation.regular_files import read_json_file
 
 CONFIG = "config.json"
 CHECKPOINT = "checkpoint"
@@ -157,7 +160,7 @@ def _published(model: Path) -> bool:
 
 def checkpoint_step(folder: Path) -> int:
     """The optimiser step the checkpoint ``folder`` reached."""
-    return int(json.loads((folder / "state.json").read_text())["step"])
+    return int(read_json_file(folder / "state.json")["step"])
 
 
 def load_optimizer(folder: Path, optimizer) -> int:
@@ -169,7 +172,7 @@ def load_optimizer(folder: Path, optimizer) -> int:
             f"{folder}: weights only (the optimiser's state was not kept), so the run cannot go on; "
             "it can be evaluated, or trained again into another --out"
         )
-    meta = json.loads((folder / "state.json").read_text())
+    meta = read_json_file(folder / "state.json")
     state: dict[int, dict[str, Any]] = {}
     for name, tensor in load_file(folder / "optimizer.safetensors").items():
         index, key = name.split(".", 1)
@@ -179,8 +182,10 @@ def load_optimizer(folder: Path, optimizer) -> int:
 
 
 def read_config(out: Path) -> dict[str, Any] | None:
+    """The training folder's ``config.json`` (None if there is none). A folder may come from anyone:
+    the file must be a regular one of at most 16 MB (ValueError naming it otherwise)."""
     path = out / CONFIG
-    return json.loads(path.read_text()) if path.exists() else None
+    return read_json_file(path) if os.path.lexists(path) else None
 
 
 def write_config(out: Path, config: dict[str, Any]) -> None:
