@@ -86,3 +86,35 @@ def hangs_in_workers() -> NoopPolicy:
     if multiprocessing.parent_process() is not None:
         time.sleep(3600)
     return NoopPolicy()
+
+
+class _StartsAChild(NoopPolicy):
+    """Starts a long-lived child process on its first call (writing its pid to ``marker``)."""
+
+    def __init__(self, marker: str, how: str):
+        super().__init__()
+        self.marker, self.how, self.started = Path(marker), how, False
+
+    def infer_actions(self, obs, prompt, resize_size):
+        if not self.started:
+            self.started = True
+            if self.how == "subprocess":
+                import subprocess
+                import sys
+
+                pid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]).pid
+            else:
+                pid = os.fork()
+                if pid == 0:  # the child: as a forked data loader or server would, it just stays
+                    time.sleep(600)
+                    os._exit(0)
+            self.marker.write_text(str(pid))
+        return super().infer_actions(obs, prompt, resize_size)
+
+
+def starts_a_subprocess(marker: str) -> NoopPolicy:
+    return _StartsAChild(marker, "subprocess")
+
+
+def forks_a_child(marker: str) -> NoopPolicy:
+    return _StartsAChild(marker, "fork")

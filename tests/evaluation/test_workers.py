@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,24 @@ def test_one_worker_by_default_a_policy_ending_its_process_fails_only_its_episod
     records = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
     assert sorted(r.status.value for r in records) == ["adapter_error", "ok"]
     assert "worker process died (exit status 3)" in next(r.error for r in records if r.error)
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting for a reaper does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("how", ["starts_a_subprocess", "forks_a_child"])
+def test_nothing_an_adapter_starts_outlives_the_run(tmp_path, how):
+    marker = tmp_path / "child.pid"
+    policy = {"adapter_spec": f"{FAULTY}:{how}", "adapter_kwargs": {"marker": str(marker)}}
+    run(tmp_path / "out", [Suite.load().get("T01-check-top-drawer")], policy, episodes=1, workers=1)
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid), f"the adapter's child {pid} outlived the run"

@@ -36,6 +36,7 @@ whatever the backend and worker count (apart from timings and retries).
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -233,6 +234,9 @@ class EpisodeRunner:
 # -- local processes ----------------------------------------------------------------
 def _local_worker_main(conn, factory, phase: PolicyPhase, parent_pid: int) -> None:
     die_with_parent(parent_pid)  # first: whatever follows may hang
+    # Its own process group: whatever the adapter starts (a subprocess, a fork) joins it, and the
+    # run ends the group with the worker (_LocalWorker.kill), so nothing outlives the command.
+    os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     runner = factory(phase)
     while True:
@@ -267,9 +271,12 @@ class _LocalWorker:
         return self.phase.policy_call()
 
     def kill(self) -> None:
+        """End the worker and every process its adapter started (its process group)."""
         if self.process.is_alive():
             self.process.kill()
         self.process.join(timeout=10)
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # none left, or never made
+            os.killpg(self.process.pid, signal.SIGKILL)
         self.conn.close()
 
 
