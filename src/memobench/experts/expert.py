@@ -163,7 +163,6 @@ class Expert:
     def __init__(self, plan: Plan, rng: np.random.Generator, mode: Mode | str = Mode.EXPERT):
         self.plan, self.rng, self.mode = plan, rng, Mode(mode)
         self.memoryless = self.mode in (Mode.MEMORYLESS, Mode.REACTIVE, Mode.CRAWL)
-
         self._rests: list[np.ndarray] = []  # the slow and crawling experts' next actions: pauses
         self._grip = OPEN  # the last gripper command (the pauses keep it)
         plan.reactive = self.mode in (Mode.REACTIVE, Mode.CRAWL)
