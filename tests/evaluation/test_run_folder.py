@@ -190,6 +190,11 @@ def test_resume_of_records_without_run_json_is_refused(tmp_path: Path, tasks: li
         (b"\xff\xfe", "UnicodeDecodeError"),
         ("[1, 2]", "not a MEMOBench run.json (no 'protocol')"),
         ('{"protocol": {}}', "not a MEMOBench run.json (no 'policy')"),
+        ('{"protocol": "x", "policy": {}, "tasks": {}, "num_trials_per_task": 1}', "'protocol' is a str"),
+        ('{"protocol": {}, "policy": "expert", "tasks": {}, "num_trials_per_task": 1}', "'policy' is a str"),
+        ('{"protocol": {}, "policy": {}, "tasks": ["T01"], "num_trials_per_task": 1}', "'tasks' is a list"),
+        ('{"protocol": {}, "policy": {}, "tasks": {}, "num_trials_per_task": "2"}', "'num_trials_per_task' is '2'"),
+        ('{"protocol": {}, "policy": {}, "tasks": {}, "num_trials_per_task": true}', "'num_trials_per_task' is True"),
     ],
 )
 def test_an_unreadable_run_json_is_refused_and_left_alone(

@@ -127,7 +127,24 @@ def _read_run_json(run_json: Path) -> dict[str, Any]:
             f"cannot resume: {run_json} is not a MEMOBench run.json (no {missing[0]!r}); it is "
             "left as it is: repair it, or choose another --out-root"
         )
+    wrong = _wrong_type(old)
+    if wrong:
+        raise RunFolderError(
+            f"cannot resume: {run_json} is not a MEMOBench run.json ({wrong}); it is left as it is: "
+            "repair it, or choose another --out-root"
+        )
     return old
+
+
+def _wrong_type(old: dict[str, Any]) -> str | None:
+    """How a (hand-edited) run.json's fields that resuming reads have the wrong type, or None."""
+    for key in ("protocol", "policy", "tasks"):
+        if not isinstance(old[key], dict):
+            return f"'{key}' is a {type(old[key]).__name__}, not an object"
+    trials = old["num_trials_per_task"]
+    if isinstance(trials, bool) or not isinstance(trials, int):
+        return f"'num_trials_per_task' is {trials!r}, not a whole number"
+    return None
 
 
 def _ledger_records(ledger: Path) -> int:
