@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -195,3 +196,37 @@ def test_a_published_run_keeps_float16_parameters_float32_buffers_and_nearly_its
     assert (last_checkpoint(out) / "model.safetensors").read_bytes() == published_bytes
     with pytest.raises(ValueError, match="weights only .* cannot go on"):
         train(settings(policy="bc-transformer", steps=4), data, out, embedder=HashEmbedder(8))
+
+
+def tamper_state(out, **changes) -> None:
+    state = last_checkpoint(out) / "state.json"
+    meta = json.loads(state.read_text())
+    meta.update(changes)
+    state.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "tamper, message",
+    [
+        (lambda out: tamper_state(out, step=-5), "step -5 is outside 0..6"),
+        (lambda out: tamper_state(out, step=99), "step 99 is outside 0..6"),
+        (
+            lambda out: tamper_state(
+                out,
+                param_groups=[
+                    g | {"lr": 1.0}
+                    for g in json.loads((last_checkpoint(out) / "state.json").read_text())["param_groups"]
+                ],
+            ),
+            "learning rate 1.0",
+        ),
+    ],
+)
+def test_a_tampered_checkpoint_is_refused_before_any_file_is_touched(tmp_path, data, tamper, message) -> None:
+    out = tmp_path / "out"
+    train(settings(steps=4), data, out, embedder=HashEmbedder(8))
+    tamper(out)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        train(settings(), data, out, embedder=HashEmbedder(8))
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

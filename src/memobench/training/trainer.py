@@ -243,6 +243,30 @@ def _trim_log(path: Path, step: int) -> None:
         writer.writerows(rows)
 
 
+def check_resumed_state(folder: Path, step: int, settings: TrainSettings, net, optimizer) -> None:
+    """ValueError naming the file unless the checkpoint a run resumes from is one this run could
+    have written: its step within 0..steps, its weights and optimiser state finite, its learning
+    rate the run's. A training folder may come from anyone; checked before a file is touched
+    (the log is trimmed to the step, so a step of -5 would have emptied it)."""
+    import torch
+
+    if not 0 <= step <= settings.steps:
+        raise ValueError(f"{folder}/state.json: step {step} is outside 0..{settings.steps}; train into another --out")
+    for name, tensor in net.state_dict().items():
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise ValueError(f"{folder}/model.safetensors: {name} holds NaN or inf; train into another --out")
+    for group in optimizer.param_groups:
+        if group["lr"] != settings.lr:
+            raise ValueError(
+                f"{folder}/state.json: learning rate {group['lr']} where this run's is {settings.lr}; "
+                "train into another --out"
+            )
+    for state in optimizer.state.values():
+        for key, value in state.items():
+            if torch.is_tensor(value) and value.is_floating_point() and not torch.isfinite(value).all():
+                raise ValueError(f"{folder}/optimizer.safetensors: {key} holds NaN or inf; train into another --out")
+
+
 def train(
     settings: TrainSettings,
     data_dir: Path,
@@ -269,7 +293,11 @@ def train(
         check_resume(existing, settings)
         newest = last_checkpoint(out)
         reached = 0 if newest is None else checkpoint_step(newest)
-        if reached >= settings.steps:  # finished: needs neither the data nor the optimiser's state
+        if reached > settings.steps:
+            raise ValueError(
+                f"{newest}/state.json: step {reached} is outside 0..{settings.steps}; train into another --out"
+            )
+        if reached == settings.steps:  # finished: needs neither the data nor the optimiser's state
             return {"step": reached, "loss": None, "checkpoint": str(newest)}
     source, side = open_source(settings, data_dir, features_dir, events)
     identity = data_identity(source)
@@ -298,6 +326,7 @@ def train(
     if folder is not None:
         load_weights(folder, net)
         start = load_optimizer(folder, optimizer)
+        check_resumed_state(folder, start, settings, net, optimizer)  # before any file is written
         texts, table = load_texts(folder)
         cache = EmbeddingCache(embedder, texts, table)
     else:
