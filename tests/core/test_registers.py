@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from memobench.core import registers
 from memobench.core.expr import parse
-from memobench.core.predicates import PourCounter
+from memobench.core.predicates import PourCounter, compile_predicate
 from memobench.core.spec import MemoryOp
 from memobench.core.suite import Suite
 from memobench.core.tracker import POUR_OUTSIDE_ZONE, CheckpointTracker, CountingMonitor, TrackedCheckpoint
@@ -121,6 +121,22 @@ def test_a_gate_blocks_the_next_checkpoint_and_keeps_its_rule() -> None:
     opened = {("in", "item", "d"): True}
     broke = run(CheckpointTracker(checkpoints, violations=[keep]), [stored, hidden, opened])
     assert broke.violation == LEFT_BEFORE_HOME and broke.violation_step == 2
+
+
+def test_t09_gates_want_the_bottle_back_in_its_place_with_the_arm_home() -> None:
+    tracker = build_tracker(SUITE.get("T09"), {}, Protocol())
+    assert [i for i, c in enumerate(tracker.checkpoints) if c.gate] == [1, 3]
+    gate = compile_predicate(tracker.checkpoints[1].predicate)
+    place = ("distance", "tomato_sauce_1", "kitchen_table_tomato_sauce_init_region")
+    view = FactsView()
+    view.facts = {("home",): True, place: 0.05, ("upright", "tomato_sauce_1"): True}
+    assert not gate.evaluate(view)  # home, the bottle 5 cm from its place: not yet
+    view.facts[place] = 0.02
+    assert gate.evaluate(view)
+    view.facts[("home",)] = False
+    assert not gate.evaluate(view)
+    keeps = [v for v in tracker.violations if v.name == LEFT_BEFORE_HOME]
+    assert [(v.after, v.until) for v in keeps] == [(0, 1), (2, 3)]
 
 
 def pour_trace(start: float, end: float) -> list[dict]:

@@ -93,13 +93,16 @@ def test_expert_succeeds_and_acts_the_same_at_every_replan_interval(suite, envs,
     np.testing.assert_array_equal(executed(chunks_long, 50)[:n], executed(chunks_short, 5)[:n])
 
 
-def test_an_expert_that_pours_three_times_fails_with_extra_pour(suite, envs):
+def test_an_expert_that_pours_three_times_fails(suite, envs):
+    """Its third pour comes after the bottle was stood back and the arm went home, long after the
+    extra-pour monitor's 30 steps: the third-pour rule fails it (the monitor: test_pilot_tasks)."""
     from memobench.experts.plans.t09 import PourTwicePlan
 
     over_pourer = ExpertPolicy(plan_factory=lambda task_id: PourTwicePlan(pours=3))
     record, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 0, 5, policy=over_pourer)
     assert not record.success
-    assert (record.end_reason, record.failure_class) == ("extra_pour", "over_execution")
+    assert (record.end_reason, record.failure_class) == ("violation", "over_execution")
+    assert record.violation.name == "third-pour"
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 3}
     assert all(c.completed for c in record.checkpoints[:2])
 
@@ -113,11 +116,12 @@ def test_the_expert_pours_exactly_twice(suite, envs):
     assert len(tilts) == 2 and all(t > 0.5 for t in tilts), tilts
 
 
-def test_adversary_arm_keeps_memory_until_a_home_gate(suite, envs):
-    """T09 has no home gate: the bottle stays in the hand between pours, so the arm carries the
-    count and the adversary pours exactly twice. S01's gate after the hiding sends it home, where
-    its memory is wiped: episode 1 (butter in the bottom drawer) opens the wrong drawer, as the
-    memoryless expert's guess would."""
+def test_adversary_arm_forgets_at_every_home_gate(suite, envs):
+    """T09's gates after each pour send the adversary home with the bottle back in its place, where
+    its count is wiped: it starts counting again and pours a third time (the count rode in the
+    hand that held the bottle between pours before the gates). S01's gate after the hiding does
+    the same to where the butter went: episode 1 (butter in the bottom drawer) opens the wrong
+    drawer, as the memoryless expert's guess would."""
     policy = ArmRegisterPolicy()
     try:
         t09, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 0, 5, policy)
@@ -125,6 +129,6 @@ def test_adversary_arm_keeps_memory_until_a_home_gate(suite, envs):
         s01, _ = run_expert(suite, envs, "S01-hide-and-retrieve-butter", 1, 5, policy)
     finally:
         policy.close()
-    assert t09.success
+    assert None not in t09.gates and t09.violation.name == "third-pour" and t09.violation.step > t09.gates[1]
     assert s01.gates[0] is not None and not s01.success
     assert s01.violation.name == "wrong-drawer-opened" and s01.violation.step > s01.gates[0]

@@ -251,24 +251,28 @@ def test_p04_stacking_in_the_shown_order(suite):
 
 
 # -- T09: temporal counting task ----------------------------------------------------------------
-def pours(n: int, first: int = 5, tilt_steps: int = 10, gap: int = 6):
-    """Hold the bottle over the bowl and tip it ``n`` times (0.6 rad), then stand it on the table."""
-    start, schedule = {}, {}
-    for i in range(n):
-        t0 = first + i * (tilt_steps + gap)
-        for t in range(t0, t0 + tilt_steps):
-            schedule[t] = 0.6
-    end = first + n * (tilt_steps + gap)
+def pours(n: int, first: int = 5, tilt_steps: int = 10, gap: int = 6, rest: int = 4):
+    """``n`` times: hold the bottle over the bowl, tip it (0.6 rad) and back, stand it in its place
+    (its start region's centre) for ``rest`` steps; then stand it on the plate. The arm stays home."""
+    start = {}
+    cycle = tilt_steps + gap + rest
+    end = first + n * cycle
 
     def every_step(env, step):
         if "pose" not in start:
             start["pose"] = env.sim.data.get_joint_qpos("tomato_sauce_1_joint0").copy()
         pos, quat = start["pose"][:3], start["pose"][3:]
-        if step < end:
+        if step == end:
+            place_on(env, "tomato_sauce_1", "plate_1", clearance=0.02)
+        if not first <= step < end:
+            return
+        k = (step - first) % cycle
+        if k < tilt_steps + gap:
             above_bowl = np.r_[body_pos(env, "akita_black_bowl_1")[:2] + [0.0, 0.05], pos[2] + 0.15]
-            place(env, "tomato_sauce_1", above_bowl, tilted(quat, schedule.get(step, 0.0)))
-        elif step == end:
-            place(env, "tomato_sauce_1", pos + [0, 0, 0.005], quat)
+            place(env, "tomato_sauce_1", above_bowl, tilted(quat, 0.6 if k < tilt_steps else 0.0))
+        elif k == tilt_steps + gap:
+            place_at = body_pos(env, "kitchen_table_tomato_sauce_init_region")[:2]
+            place(env, "tomato_sauce_1", np.r_[place_at, pos[2] + 0.005], quat)
 
     return every_step, end
 
@@ -278,13 +282,15 @@ def t09(suite):
     yield from module_env(suite, "T09-pour-twice-bowl")
 
 
-def test_t09_two_pours_then_set_down_succeeds_with_both_windows_passed(t09):
+def test_t09_two_pours_then_on_the_plate_succeeds_with_both_windows_passed(t09):
     task, env = t09
     script, end = pours(2)
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script))
     s = steps(record)
-    # Pour i is counted when the bottle is back upright: first tilt at 6..15, upright at 16.
-    assert s[:2] == [16, 32] and s[2] > end, s
+    # Pour i is counted when the bottle is back upright: first tilt at 6..15, upright at 16; the
+    # bottle stands in its place from step 21, the arm home all along: the gate passes then.
+    assert s[:2] == [16, 36] and s[2] > end, s
+    assert record.gates[0] in (21, 22) and record.gates[1] in (41, 42), record.gates
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 2}
     # a success at the horizon; under RoboMemArena's rule once both windows passed: the
     # extra-pour monitor after the second pour (step 32) and the post-goal window after the
@@ -293,7 +299,7 @@ def test_t09_two_pours_then_set_down_succeeds_with_both_windows_passed(t09):
     script, end = pours(2)
     early = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script), ENDS_AT_WINDOW)
     assert early.success
-    assert early.steps == max(32 + PROTOCOL.extra_pour_monitor_steps, s[2] + MONITOR) + 1
+    assert early.steps == max(36 + PROTOCOL.extra_pour_monitor_steps, s[2] + MONITOR) + 1
 
 
 def test_t09_third_pour_in_the_window_fails_with_extra_pour(t09):
@@ -301,7 +307,7 @@ def test_t09_third_pour_in_the_window_fails_with_extra_pour(t09):
     script, _ = pours(3)
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script))
     assert record.end_reason == "extra_pour" and record.failure_class == "over_execution"
-    assert not record.success and record.steps == 48 + 1
+    assert not record.success and record.steps == 56 + 1
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 3}
 
 
@@ -312,3 +318,13 @@ def test_t09_no_fail_on_extra_pour_is_diagnostic_only(t09):
     record = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script), lenient)
     assert record.end_reason != "extra_pour"
     assert record.pour_counts == {"tomato_sauce_1->akita_black_bowl_1": 3}
+
+
+def test_t09_a_second_pour_before_the_bottle_is_back_in_its_place_fails(t09):
+    """The home gate after the first pour: the bottle stays in the hand over the bowl (as a hand
+    carrying the count would), so the gate never passes and the second pour breaks its ``keep``."""
+    task, env = t09
+    script, _ = pours(2, rest=0)
+    record = run(task, plan_episode(task, 0, 7), env, StateScript(env, every_step=script))
+    assert not record.success and record.gates[0] is None
+    assert record.violation.name == "left-before-home" and record.violation.step == 32

@@ -139,11 +139,15 @@ class HomeGateSpec(_Frozen):
     from ``after`` until then, or the episode fails with violation ``left-before-home``
     (e.g. no drawer opens before the arm is home). A gate after the last required checkpoint
     is an end gate: success needs the arm home after the goal. Gates are not memory
-    checkpoints: they have no op label and no metric counts them.
+    checkpoints: they have no op label and no metric counts them. ``where`` (a predicate)
+    must hold together with ``home()`` for the gate to pass: what the scene must look like
+    when the arm is back (T09/T10: the bottle stood back in its place, so neither the hand
+    nor the bottle carries the count).
     """
 
     after: NonEmpty  # checkpoint id
     keep: str | None = None  # an expression of memobench.core.expr, may reference $bindings
+    where: str | None = None  # likewise
 
 
 class CountingSpec(_Frozen):

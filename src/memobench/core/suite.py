@@ -88,6 +88,9 @@ class Task:
                     del fields["counting"][key]
         if not fields["moves_early"]:
             del fields["moves_early"]  # added after most tasks were written: their hashes stay
+        for gate in fields["home"]:
+            if gate["where"] is None:
+                del gate["where"]  # likewise
         # The register rules (docs/protocol.md) judge every episode beside the task's own.
         payload = json.dumps(fields, sort_keys=True) + self.bddl_template + json.dumps(registers.fingerprint())
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
@@ -108,7 +111,8 @@ def _parse_predicates(path: Path, spec: TaskSpec) -> list[tuple[str, expr.Expr]]
     trees = []
     fields = [(f"checkpoints.{i}.predicate", cp.predicate) for i, cp in enumerate(spec.checkpoints)]
     fields += [(f"violations.{i}.predicate", v.predicate) for i, v in enumerate(spec.violations)]
-    fields += [(f"home.{i}.keep", gate.keep) for i, gate in enumerate(spec.home) if gate.keep is not None]
+    for i, gate in enumerate(spec.home):
+        fields += [(f"home.{i}.{key}", text) for key, text in (("keep", gate.keep), ("where", gate.where)) if text]
     for field, text in fields:
         try:
             tree = expr.parse(text)

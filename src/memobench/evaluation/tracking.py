@@ -37,7 +37,9 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
         checkpoints.append(TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional))
         if cp.id in gates:
             gate_index[cp.id] = len(checkpoints)
-            checkpoints.append(TrackedCheckpoint(expr.parse("home()"), None, gate=True))
+            gate = gates[cp.id]
+            passed = "home()" if gate.where is None else f"home() and ({gate.where})"
+            checkpoints.append(TrackedCheckpoint(bound(passed), None, gate=True))
     violations = [
         TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
     ]

@@ -175,6 +175,17 @@ def rest_height(scene: Scene, name: str) -> float:
     return -low
 
 
+def steered(obj: str, target: str) -> Callable[[Scene], np.ndarray]:
+    """The point under which the hand goes so the held ``obj``'s origin comes over ``target``'s
+    origin: steered by the object itself (hand minus object, read live), not by where it sits
+    in the hand. A spot for :func:`set_down` (and the side grasp's set-down)."""
+
+    def spot(scene: Scene) -> np.ndarray:
+        return scene.pos(target) + (scene.eef_pos() - scene.pos(obj)) * np.array([1.0, 1.0, 0.0])
+
+    return spot
+
+
 def set_down(
     obj: str,
     spot: Callable[[Scene], np.ndarray],
@@ -182,17 +193,17 @@ def set_down(
     grasp_height: float,
     half_height: float,
     carry_height: float = 0.15,
-    park: np.ndarray | None = None,
+    surface: Callable[[Scene], float] | None = None,
 ) -> Chain:
-    """Carry the held ``obj`` over ``spot``, stand it upright on the table there, release, rise, park.
+    """Carry the held ``obj`` over ``spot``, stand it upright there, release, rise.
 
-    ``spot`` gives the table point under the object's origin (its z is
-    ignored). ``grasp_height`` is the grip site's height above the object's
+    ``spot`` gives the point under the object's origin (its z is ignored), on the
+    table or on ``surface`` (the height of the top it stands on, when not the table's).
+    ``grasp_height`` is the grip site's height above the object's
     origin when it was picked, ``half_height`` the origin's height above the
     object's base (:func:`rest_height`): the hand stops with the base ~5 mm
-    above the table and lets go. The bottle is carried at the carry tilt and
-    only stood fully upright over the spot (see the module doc); ``park``
-    (optional) is where the hand goes last.
+    above the top and lets go. The bottle is carried at the carry tilt and
+    only stood fully upright over the spot (see the module doc).
     """
 
     def over(scene: Scene) -> np.ndarray:
@@ -201,7 +212,8 @@ def set_down(
 
     def down(scene: Scene) -> np.ndarray:
         p = spot(scene)
-        return np.array([p[0], p[1], TABLE_Z + half_height + grasp_height + 0.005])
+        top = TABLE_Z if surface is None else surface(scene)
+        return np.array([p[0], p[1], top + half_height + grasp_height + 0.005])
 
     parts: list[Skill] = [
         MoveTo(over, hand_rot(CARRY_TILT), CLOSE, tol=0.012, max_steps=150, name="carry"),
@@ -210,6 +222,4 @@ def set_down(
         Grip(OPEN, steps=12, name="release"),
         Rise(TABLE_Z + 0.2, DOWN, OPEN, name="retreat"),
     ]
-    if park is not None:
-        parts.append(MoveTo(park, DOWN, OPEN, tol=0.015, name="park"))
     return Chain(parts, name=f"set down {obj}")

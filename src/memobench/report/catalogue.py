@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.core.spec import TaskSpec, violation_window
+from memobench.core.spec import HomeGateSpec, TaskSpec, violation_window
 from memobench.core.suite import Task, arena_number
 from memobench.core.suite_counts import COUNT_KEYS, suite_stats
 
@@ -73,11 +73,20 @@ def _violation_lines(spec: TaskSpec) -> list[str]:
         lines.append("None.")
     lines.append("")
     if spec.home:
-        gates = ", ".join(f"after `{g.after}`" + (f" (keeping `{_cell(g.keep)}`)" if g.keep else "") for g in spec.home)
+        gates = ", ".join(_gate_text(g) for g in spec.home)
         lines += [f"**Home gates** (the arm back at its start pose before anything later counts): {gates}.", ""]
     if spec.moves_early:
         lines += [f"**Moves early** (no moved-early rule): {', '.join(f'`{o}`' for o in spec.moves_early)}.", ""]
     return lines
+
+
+def _gate_text(gate: HomeGateSpec) -> str:
+    text = f"after `{gate.after}`"
+    if gate.where:
+        text += f" with `{_cell(gate.where)}`"
+    if gate.keep:
+        text += f" (keeping `{_cell(gate.keep)}` until then)"
+    return text
 
 
 def still_names(task: Task) -> dict[str, str]:

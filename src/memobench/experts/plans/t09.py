@@ -1,26 +1,27 @@
-"""T09 pour twice: pour the tomato sauce over the bowl exactly twice, then set the bottle down.
+"""T09 pour twice: pour the tomato sauce over the bowl exactly twice, standing the bottle back in
+its place after each pour, then put it on the plate.
 
 Memory: ``pours`` - the pours done so far (one more each time a pour skill
-succeeds). Nothing in the scene shows it: after any pour the bottle is back
-near-upright in the hand over the bowl.
+succeeds). Nothing in the scene shows it: after any pour the bottle stands back
+in its place and the arm goes home (the task's home gates), so the scene looks
+the same after one pour as after two.
 
 Decisions, from the scene (the same for the expert and the memoryless one):
 
-- bottle standing on the table, released, hand *parked* (at :data:`PARK`,
-  where only a finished set-down leaves it): done;
-- bottle standing on the table, hand anywhere else (the start, a missed
-  grasp): pick it up;
-- bottle held, away from the bowl (just picked): pour;
-- bottle held over the bowl (after a pour): pour again or set it down. With
-  memory: pour again while fewer than the plan's ``pours`` are done (a
-  constructor argument, default 2; ``PourTwicePlan(pours=3)`` is the
-  over-pouring variant that tests the extra-pour rejection). Without: a
-  uniform guess.
+- bottle on the plate, released: done;
+- bottle standing anywhere else, released (in its place, or after a missed
+  grasp): pick it up (the arm home first, as before every decision with the
+  hand empty);
+- bottle held over the bowl (after a pour): stand it back in its place;
+- bottle held elsewhere (just picked): pour, or take it to the plate. With
+  memory: pour while fewer than the plan's ``pours`` are done (a constructor
+  argument, default 2; ``PourTwicePlan(pours=3)`` is the over-pouring variant
+  that tests the extra-pour rejection). Without: a uniform guess.
 
-So the memoryless expert guesses exactly twice on its way to success (after
-the first pour: "again"; after the second: "set down"), chance 1/4. Setting
-down after one pour parks the hand and ends its plan (one pour: failure);
-pouring a third time fails with ``extra_pour``.
+So the memoryless expert guesses three times on its way to success ("pour",
+"pour", "plate"): 1/8. The best memoryless strategy does better, 1/4 (the task
+file's chance level): it tells the untouched bottle from one put back. The
+reactive expert always pours and fails on the third pour.
 """
 
 from __future__ import annotations
@@ -28,22 +29,32 @@ from __future__ import annotations
 import numpy as np
 
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.pouring import Pour, pour_spot, rest_height, set_down
+from memobench.experts.pouring import Pour, pour_spot, rest_height, set_down, steered
 from memobench.experts.scene import Scene
 from memobench.experts.skills import Skill, pick
 
-BOTTLE, BOWL = "tomato_sauce_1", "akita_black_bowl_1"
-SPOT_REGION = "kitchen_table_tomato_sauce_init_region"
-SPOT_SHIFT = np.array([-0.01, -0.01, 0.0])  # a little away from the plate
+BOTTLE, BOWL, PLATE = "tomato_sauce_1", "akita_black_bowl_1", "plate_1"
+# The bottle's place: its start region's centre (the home gates want it within 3 cm of it).
+PLACE = "kitchen_table_tomato_sauce_init_region"
 GRASP_HEIGHT = 0.012  # grip site above the bottle's origin (mid-height; the bottle is 7.6 cm tall)
-PARK = np.array([-0.20, -0.18, 1.12])  # hand after setting the bottle down; not the start pose
-PARK_RADIUS = 0.04
+PLATE_TOP = 0.006  # the plate's flat centre over its origin (measured from its collision boxes)
 OVER_BOWL = 0.06  # m, xy: the held bottle is "at the bowl" within this of the pour spot
 
 
-def set_down_spot(scene: Scene) -> np.ndarray:
-    """Where the bottle goes back: its start region, clear of the bowl (> 0.15 m) and the plate."""
-    return scene.pos(SPOT_REGION) + SPOT_SHIFT
+def put_back(scene: Scene) -> Skill:
+    """Stand the held bottle back in its place."""
+    return set_down(BOTTLE, steered(BOTTLE, PLACE), grasp_height=GRASP_HEIGHT, half_height=rest_height(scene, BOTTLE))
+
+
+def to_plate(scene: Scene) -> Skill:
+    """Stand the held bottle on the plate's centre."""
+    return set_down(
+        BOTTLE,
+        steered(BOTTLE, PLATE),
+        grasp_height=GRASP_HEIGHT,
+        half_height=rest_height(scene, BOTTLE),
+        surface=lambda sc: sc.pos(PLATE)[2] + PLATE_TOP,
+    )
 
 
 class PourTwicePlan(Plan):
@@ -56,23 +67,16 @@ class PourTwicePlan(Plan):
         if isinstance(finished, Pour) and finished.succeeded:
             memory["pours"] = memory.get("pours", 0) + 1
 
-    def finished(self, scene: Scene) -> bool:
-        # parked: only a finished set-down leaves the hand there (the trip home would not)
-        return not scene.grasped(BOTTLE) and bool(np.linalg.norm(scene.eef_pos() - PARK) < PARK_RADIUS)
-
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if scene.grasped(BOTTLE):
-            at_bowl = np.linalg.norm(scene.pos(BOTTLE)[:2] - pour_spot(BOWL)(scene)[:2]) < OVER_BOWL
-            if not at_bowl:
-                return Pour(BOTTLE, BOWL)
+            if np.linalg.norm(scene.pos(BOTTLE)[:2] - pour_spot(BOWL)(scene)[:2]) < OVER_BOWL:
+                return put_back(scene)
             if "pours" in memory:
                 again = memory["pours"] < self.pours
             else:  # memoryless: the scene looks the same after every pour
                 again = self.choose((True, False), rng)
-            if again:
-                return Pour(BOTTLE, BOWL)
-            return set_down(
-                BOTTLE, set_down_spot, grasp_height=GRASP_HEIGHT, half_height=rest_height(scene, BOTTLE), park=PARK
-            )
+            return Pour(BOTTLE, BOWL) if again else to_plate(scene)
+        if scene.check("on", BOTTLE, PLATE):
+            return None  # the bottle stands on the plate: the last step is done
         memory.setdefault("pours", 0)  # the expert starts counting; the memoryless one forgets it
         return pick(BOTTLE, GRASP_HEIGHT)

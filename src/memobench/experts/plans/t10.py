@@ -1,23 +1,22 @@
-"""T10 pour twice, mug then tray: pour the wine into the mug exactly twice, then put the bottle on the tray.
+"""T10 pour twice, mug then tray: pour the wine into the mug exactly twice, standing the bottle back
+in its place after each pour, then put it on the tray.
 
-Memory: ``pours`` - the pours done so far, as in T09 (nothing in the scene
-shows it: after any pour the bottle is back near-upright in the hand over the
-mug).
+Memory: ``pours`` - the pours done so far, as in T09 (nothing in the scene shows
+it: after any pour the bottle stands back in its place and the arm goes home).
 
 Decisions, from the scene (the same for the expert and the memoryless one):
 
 - bottle standing on the tray, released: done (the last step is visibly done);
-- bottle not in the hand anywhere else (on the table at the start, or after a
-  missed grasp): pick it up;
-- bottle held, away from the mug (just picked): pour;
-- bottle held over the mug (after a pour): pour again or take it to the tray.
-  With memory: pour again while fewer than two pours are done. Without: a
-  uniform guess, as in T09.
+- bottle standing anywhere else, released (in its place, or after a missed
+  grasp): pick it up;
+- bottle held over the mug (after a pour): stand it back in its place;
+- bottle held elsewhere (just picked): pour, or take it to the tray. With
+  memory: pour while fewer than two pours are done. Without: a uniform guess,
+  as in T09.
 
-So the memoryless expert guesses twice on its way to success ("again" after
-the first pour, "to the tray" after the second): chance 1/4. Taking the
-bottle to the tray after one pour ends its plan with one pour; a third pour
-fails the episode with ``extra_pour``.
+So the memoryless expert guesses three times on its way to success: 1/8 (the
+best memoryless strategy: 1/4, the task file's chance level). The reactive
+expert always pours and fails on the third pour.
 
 The wine bottle (15.8 cm tall, origin at its base, 15 g, centre of mass 5.6 cm
 up) is held from the side by its body (:mod:`~memobench.experts.side_grasp`),
@@ -33,8 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from memobench.experts.control import DOWN, OPEN
 from memobench.experts.expert import Memory, Plan
-from memobench.experts.pouring import POUR_TILT, Pour, pour_spot
+from memobench.experts.pouring import POUR_TILT, Pour, pour_spot, steered
 from memobench.experts.scene import Scene
 from memobench.experts.side_grasp import (
     approach,
@@ -43,7 +43,7 @@ from memobench.experts.side_grasp import (
     side_rot,
     side_set_down,
 )
-from memobench.experts.skills import Skill
+from memobench.experts.skills import TABLE_Z, Chain, MoveToFixed, Skill
 
 BOTTLE, MUG, TRAY = "wine_bottle_1", "porcelain_mug_1", "wooden_tray_1"
 POURS = 2
@@ -72,6 +72,10 @@ CUP = np.array([0.0, -0.012])  # the cup's centre from the mug's origin (the han
 # the grip, and lags another ~4 cm while turning fast; at 22 cm it grazed the rim in every episode.
 POUR_Z = 0.25
 OVER_MUG = 0.06  # m, xy: the held bottle is "at the mug" within this of the pour spot
+# The bottle's place: its start region's centre (the home gates want it within 3 cm of it).
+PLACE = "kitchen_table_wine_bottle_init_region"
+PUT_BACK_DROP = 0.005  # m, the bottle's base over the table when let go in its place
+UNFLIP_YAW = np.radians(90.0)  # the open hand turns to point this way before it turns down (put_back)
 CARRY = 0.16  # hand over the table while carrying the bottle to the tray: its base 11 cm up, over the 8 cm walls
 # Grip site over the tray's origin when letting go: the 6.4 cm tall hand keeps ~1 cm over the
 # tray's 6 cm side walls, and the bottle drops ~4 cm onto the floor, upright (56 of 56 seeds).
@@ -95,19 +99,34 @@ def pour() -> Pour:
     return Pour(BOTTLE, MUG, offset=POUR_AT, hand=side_rot(POUR_YAW), axis=approach(POUR_YAW), carry=CARRY_TILT)
 
 
-def tray_spot(scene: Scene) -> np.ndarray:
-    """The table point under which the hand goes so the bottle's base lands on the tray's origin.
+def put_back() -> Skill:
+    """Carry the held bottle back to its place, let it go upright just over the table, then turn
+    the open hand down where it rose to, by way of pointing along +y.
 
-    Steered by the bottle itself (hand minus bottle, read live): LIBERO's ``on`` needs the
-    bottle within 3 cm (xy) of the tray's origin."""
-    return scene.pos(TRAY) + (scene.eef_pos() - scene.pos(BOTTLE)) * np.array([1.0, 1.0, 0.0])
+    The side grasp flips the wrist (joint 5 from 0 to 2.2 rad). Turned straight down, or sent
+    home as it is, the hand ran joints 5 and 6 into their limits and stopped 5 cm under home,
+    outside ``home()``; turned first to point along +y, it unflips (joint 5 back to 0)."""
+    set_down = side_set_down(
+        BOTTLE,
+        steered(BOTTLE, PLACE),
+        POUR_YAW,
+        release_z=lambda sc: TABLE_Z + GRASP_HEIGHT + PUT_BACK_DROP,
+        carry_height=CARRY,
+        carry_tilt=CARRY_TILT,
+    )
+
+    def turn(rot: np.ndarray, name: str) -> Skill:
+        return MoveToFixed(lambda sc: sc.eef_pos(), rot, OPEN, tol=0.02, rot_tol=0.1, max_steps=100, name=name)
+
+    return Chain([set_down, turn(side_rot(UNFLIP_YAW), "point along +y"), turn(DOWN, "turn down")], name="put back")
 
 
 def to_tray() -> Skill:
-    """Carry the held bottle over the tray, let it go upright just over the tray's floor."""
+    """Carry the held bottle over the tray, let it go upright just over the tray's floor (LIBERO's
+    ``on`` needs the bottle within 3 cm, xy, of the tray's origin: steered by the bottle)."""
     return side_set_down(
         BOTTLE,
-        tray_spot,
+        steered(BOTTLE, TRAY),
         POUR_YAW,
         release_z=lambda sc: sc.pos(TRAY)[2] + RELEASE_OVER_TRAY,
         carry_height=CARRY,
@@ -125,8 +144,8 @@ class PourTwiceMugThenTrayPlan(Plan):
     def next_skill(self, scene: Scene, memory: Memory, rng: np.random.Generator) -> Skill | None:
         if scene.grasped(BOTTLE):
             spot = pour_spot(MUG, POUR_AT)(scene)
-            if np.linalg.norm(scene.eef_pos()[:2] - spot[:2]) >= OVER_MUG:
-                return pour()
+            if np.linalg.norm(scene.eef_pos()[:2] - spot[:2]) < OVER_MUG:
+                return put_back()
             if "pours" in memory:
                 again = memory["pours"] < POURS
             else:  # memoryless: the scene looks the same after every pour
