@@ -37,6 +37,10 @@ docs/protocol.md ("Registers") require of every policy.
   their speed: paused mid-motion, the servo stalled short of a drawer's handle). The
   adversary whose redo of a finished step comes long after any window a rule could
   watch for (``adversary-slow``).
+- ``state``: before every decision its memory is replaced by the expert's memory at the
+  recorded decision whose state observation is nearest the current one
+  (:attr:`Expert.table`, :mod:`~memobench.experts.state_table`): a memoryless policy that
+  reads its history out of every number of the state (``adversary-state``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ class Mode(StrEnum):
     SLOW = "slow"
     CRAWL = "crawl"
     ARM = "arm"
+    STATE = "state"
 
 
 # Steps the slow expert holds still after each motion step. One pause does not halve the
@@ -172,6 +177,10 @@ class Expert:
         self.decisions = 0
         self._homed = False  # the last skill brought the hand home: decide now
         self.gate_pending = False  # arm mode: the episode waits for the arm at home (set by the policy)
+        # state mode: a Shared DecisionTable whose lookup gives the memory of each decision
+        self.table = None
+        # a Shared DecisionTable that records the state and memory of each decision (None: none)
+        self.recorder = None
 
     def start(self, scene: Scene, cue_states: Sequence[np.ndarray]) -> None:
         self.plan.remember_cue(cue_states, scene, self.memory)
@@ -209,8 +218,12 @@ class Expert:
                     self.skill, self._homed = GoHome(scene), True
                 else:
                     self._homed = False
-                    if self.memoryless or (self.mode is Mode.ARM and scene.at_home()):
+                    if self.mode is Mode.STATE:
+                        self.memory = self.table.value.lookup(scene)
+                    elif self.memoryless or (self.mode is Mode.ARM and scene.at_home()):
                         self.memory.clear()
+                    if self.recorder is not None:
+                        self.recorder.value.record(scene, self.memory)
                     self.skill = self.plan.next_skill(scene, self.memory, self.rng)
                     self.decisions += 1
                     if self.skill is None:

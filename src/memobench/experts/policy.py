@@ -1,6 +1,7 @@
 """The built-in scripted policies (adapter contract): ``expert``, its three baselines
 ``expert-memoryless``, ``expert-reactive`` and ``expert-slow``, and the adversaries
-``adversary-slow`` and ``adversary-arm`` (:class:`~memobench.experts.expert.Mode`).
+``adversary-slow``, ``adversary-arm`` and ``adversary-state``
+(:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
 ``privileged/task`` (the :class:`~memobench.core.suite.Task`),
@@ -37,6 +38,7 @@ from memobench.experts.control import OPEN, hold_action
 from memobench.experts.expert import Expert, Mode, Plan
 from memobench.experts.model import ForwardModel
 from memobench.experts.plans import plan_for
+from memobench.experts.state_table import Shared
 
 CHUNK = 50
 
@@ -53,6 +55,7 @@ class ExpertPolicy:
         self.plan_factory = plan_factory  # task id -> plan (tests swap in variants)
         self._models: dict[str, ForwardModel] = {}
         self._rng = np.random.default_rng(0)
+        self.recorder = None  # a Shared DecisionTable every expert records its decisions into
         self.reset()
 
     def reset(self) -> None:
@@ -90,7 +93,7 @@ class ExpertPolicy:
         model = self._model(task)
         model.sync(obs["privileged/snapshot"])
         if self._expert is None:
-            self._expert = Expert(self.plan_factory(task.id), self._rng, self.mode)
+            self._expert = self._new_expert(task)
             self._expert.start(model.scene, self._cue)
         else:
             executed = step - self._last_step
@@ -104,6 +107,11 @@ class ExpertPolicy:
         self._expert.gate_pending = bool(obs.get("privileged/gate", False))
         self._finished = self._expert.done
         return self._plan_chunk(model)
+
+    def _new_expert(self, task) -> Expert:
+        expert = Expert(self.plan_factory(task.id), self._rng, self.mode)
+        expert.recorder = self.recorder
+        return expert
 
     def finished(self) -> bool:
         """True once the plan considered the task done by the last query's step: every
@@ -174,3 +182,39 @@ class ArmRegisterPolicy(ExpertPolicy):
     the arm's pose. It goes home only when a home gate makes the episode wait for it."""
 
     mode = Mode.ARM
+
+
+class StateTablePolicy(ExpertPolicy):
+    """``adversary-state``: memoryless, it decides with the expert's memory at the recorded decision
+    whose state observation is nearest the current one (:mod:`~memobench.experts.state_table`).
+    A task's table is built the first time the task is queried (the expert's episodes on
+    layouts no evaluation uses), one task's at a time."""
+
+    mode = Mode.STATE
+
+    def __init__(
+        self, chunk: int = CHUNK, plan_factory: Callable[[str], Plan] = plan_for, table_episodes: int | None = None
+    ):
+        from memobench.experts.state_table import TRAIN_EPISODES
+
+        self.table_episodes = TRAIN_EPISODES if table_episodes is None else int(table_episodes)
+        self._tables: dict[str, Shared] = {}
+        super().__init__(chunk, plan_factory)
+
+    def prepare(self, task) -> None:
+        """Build ``task``'s forward model and decision table now (the first query would)."""
+        super().prepare(task)
+        self._table(task)
+
+    def _table(self, task) -> Shared:
+        from memobench.experts.state_table import build_table
+
+        if task.id not in self._tables:
+            self._tables.clear()
+            self._tables[task.id] = Shared(build_table(task, self.plan_factory, self.table_episodes))
+        return self._tables[task.id]
+
+    def _new_expert(self, task) -> Expert:
+        expert = super()._new_expert(task)
+        expert.table = self._table(task)
+        return expert

@@ -26,6 +26,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "expert-slow": "memobench.experts.policy:SlowExpertPolicy",
     "adversary-slow": "memobench.experts.policy:CrawlingReactivePolicy",
     "adversary-arm": "memobench.experts.policy:ArmRegisterPolicy",
+    "adversary-state": "memobench.experts.policy:StateTablePolicy",
     # memoryless exploits of RoboMemArena's scoring (the arena suite): docs/arena.md
     "arena-exploit": "memobench.experts.arena_exploits:ArenaExploitPolicy",
     "arena-exploit-register": "memobench.experts.arena_exploits:ArenaRegisterExploitPolicy",

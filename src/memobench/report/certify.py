@@ -1,6 +1,6 @@
 """Memory-necessity certification: the experts must solve a task, every memoryless policy must not.
 
-Six built-in policies run on the same seeds, camera-free, each into its own
+Seven built-in policies run on the same seeds, camera-free, each into its own
 run folder (``<out_root>/<policy>``; resumable like any run):
 
 - ``expert`` and ``expert-slow`` (the expert at half speed, the stand-in for a
@@ -12,8 +12,9 @@ run folder (``<out_root>/<policy>``; resumable like any run):
   stay at most :data:`MEMORYLESS_MARGIN` above the task's chance level:
   solving it takes memory;
 - so must the adversaries, memoryless policies that try to pass by exploiting
-  the rules: ``adversary-slow`` (a redo long after the goal) and
-  ``adversary-arm`` (memory stored in the arm's pose).
+  the rules: ``adversary-slow`` (a redo long after the goal), ``adversary-arm``
+  (memory stored in the arm's pose) and ``adversary-state`` (history read out of
+  every number of the state observation).
 
 Each policy has its own episode count (:func:`episode_counts`; all start at the
 same seed, so each includes the experts'). The memoryless expert runs the most:
@@ -22,7 +23,8 @@ estimate is finer than the margin: over 20 episodes its standard deviation at
 chance 1/2 is 11 points, and an exact guesser exceeds chance + 10 points in 13%
 of tasks (19% at chance 1/3); over 50 about 6%, over 100 about 2%. The reactive
 expert and ``adversary-slow`` are deterministic given the layout (30 each);
-``adversary-arm`` guesses where a gate wipes its memory (50).
+``adversary-arm`` guesses where a gate wipes its memory (50); ``adversary-state`` is
+deterministic given the layout (30).
 """
 
 from __future__ import annotations
@@ -50,10 +52,11 @@ MEMORYLESS_MARGIN = 0.10
 MEMORYLESS_EPISODES = 100
 REACTIVE_EPISODES = 30
 # adversary-slow is the reactive expert slowed down (deterministic given the layout, as the reactive
-# one); adversary-arm guesses like the memoryless expert wherever a gate wipes its memory
-ADVERSARY_EPISODES = {"adversary-slow": 30, "adversary-arm": 50}
+# one); adversary-arm guesses like the memoryless expert wherever a gate wipes its memory;
+# adversary-state is deterministic given the layout (its table's nearest neighbour decides)
+ADVERSARY_EPISODES = {"adversary-slow": 30, "adversary-arm": 50, "adversary-state": 30}
 SOLVERS: dict[str, float] = {"expert": EXPERT_MIN_SR, "expert-slow": SLOW_MIN_SR}  # policy -> least SR
-ADVERSARIES = ("adversary-slow", "adversary-arm")
+ADVERSARIES = ("adversary-slow", "adversary-arm", "adversary-state")
 BLIND = ("expert-memoryless", "expert-reactive", *ADVERSARIES)  # each held to chance + MEMORYLESS_MARGIN
 POLICIES = (*SOLVERS, *BLIND)
 SHORT = {
@@ -63,6 +66,7 @@ SHORT = {
     "expert-reactive": "reactive",
     "adversary-slow": "adv-slow",
     "adversary-arm": "adv-arm",
+    "adversary-state": "adv-state",
 }
 # Below this p(luck) a memoryless baseline beats the stated chance level by more than luck explains:
 # the level is probably too low. Certification points such tasks out, pass or fail.
