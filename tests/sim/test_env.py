@@ -246,7 +246,8 @@ def test_items_declared_on_a_cabinet_rest_apart_on_its_top_in_libero_s_orientati
 
 def test_the_arm_starts_jittered_by_the_layout_seed_and_holds_its_start(o01):
     """MEMOBench's protocol jitters the arm's start (docs/protocol.md, "Registers"): a pose of the
-    layout seed's, not LIBERO's shared one, and the controller holds it (no drift back)."""
+    layout seed's, not LIBERO's shared one, and the controller holds it (no drift back); the
+    fingers start fully open and stay so (LIBERO's creep open for ~140 steps: a clock)."""
     _, plan, env = o01
     env.reset(plan.layout_seed)
     libero_pose = env.home_pose[0].copy()
@@ -256,6 +257,7 @@ def test_the_arm_starts_jittered_by_the_layout_seed_and_holds_its_start(o01):
     for _ in range(20):
         env.step(np.array([0, 0, 0, 0, 0, 0, -1.0]))
     held = np.array(env.sim.data.get_site_xpos(GRIP_SITE))
+    fingers = env.robot_state()[6:8]
     env.reset(plan.layout_seed + 1, arm_jitter=0.02)
     other = env.home_pose[0].copy()
     env.reset(plan.layout_seed, arm_jitter=0.02)
@@ -263,3 +265,4 @@ def test_the_arm_starts_jittered_by_the_layout_seed_and_holds_its_start(o01):
     assert 0.003 < np.linalg.norm(first - libero_pose) < 0.06
     assert 0.003 < np.linalg.norm(first - other) < 0.08
     assert np.linalg.norm(held - first) < 0.002  # 20 no-op steps later, still there
+    np.testing.assert_allclose(fingers, [0.04, -0.04], atol=2e-5)
