@@ -238,10 +238,11 @@ class SimEnv:
         """Reset physics and sample the layout from ``layout_seed`` (no hard reset).
 
         ``arm_jitter`` (radians): each arm joint starts off LIBERO's start pose by a Gaussian
-        draw of that deviation, from ``layout_seed`` (robosuite's own default noise is 0.02).
-        MEMOBench's protocol uses it so that the start pose is not one every episode shares:
-        where it is, an arm back home a few millimetres off it tells a policy that it has
-        been away (docs/protocol.md, "Registers")."""
+        draw of that deviation, from ``layout_seed`` (robosuite's own default noise is 0.02),
+        and the fingers fully open (:meth:`_jitter_arm`). MEMOBench's protocol uses it so that
+        the start pose is not one every episode shares: where it is, an arm back home a few
+        millimetres off it tells a policy that it has been away (docs/protocol.md, "The arm's
+        start"). 0: LIBERO's start, as RoboMemArena's protocol has it."""
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
             self._place_in_fixture_regions()
