@@ -92,8 +92,8 @@ def test_replay_keeps_an_env_a_scene_for_the_last_three_scenes_and_closes_them_a
             self.bddl, self.kwargs = bddl, kwargs
             built.append(bddl)
 
-        def reset(self, seed: int) -> None:
-            self.seed = seed
+        def reset(self, seed: int, arm_jitter: float = 0.0) -> None:
+            self.seed, self.arm_jitter = seed, arm_jitter
 
         def close(self) -> None:
             closed.append(self.bddl)

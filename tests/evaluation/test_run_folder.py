@@ -99,6 +99,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "end_when_finished": False,
         "cue_query": True,
         "commitments_to_horizon": True,
+        "arm_start_jitter": 0.02,
     }
     assert m["policy"] == policy
     assert m["tasks"] == {t.id: t.spec_hash for t in tasks}
@@ -291,7 +292,7 @@ def test_a_run_from_before_a_protocol_field_existed_resumes_under_its_default(
         prepare_run_folder(tmp_path, manifest(tasks, Protocol(end_when_finished=True)), resume=True)
 
 
-def test_a_run_from_before_the_cue_query_and_the_horizon_rule_is_not_resumed_under_them(
+def test_a_run_from_before_the_cue_query_the_horizon_rule_and_the_arm_jitter_is_not_resumed_under_them(
     tmp_path: Path, tasks: list[Task]
 ) -> None:
     # Such a run ran the rules before them: RoboMemArena's, which its protocol still has.
@@ -299,12 +300,12 @@ def test_a_run_from_before_the_cue_query_and_the_horizon_rule_is_not_resumed_und
         folder = tmp_path / name
         prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=False)
         old = read_run_json(folder)
-        del old["protocol"]["cue_query"], old["protocol"]["commitments_to_horizon"]
+        del old["protocol"]["cue_query"], old["protocol"]["commitments_to_horizon"], old["protocol"]["arm_start_jitter"]
         (folder / RUN_JSON).write_text(json.dumps(old))
         if resumes:
             prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=True)
         else:
-            with pytest.raises(RunFolderError, match="'commitments_to_horizon': run.json has False, this command"):
+            with pytest.raises(RunFolderError, match="'arm_start_jitter': run.json has 0.0, this command gives 0.02"):
                 prepare_run_folder(folder, manifest(tasks, Protocol(name=name)), resume=True)
 
 

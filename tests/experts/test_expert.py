@@ -69,6 +69,12 @@ class AwayScene:
     def eef_rot(self):
         return DOWN.copy()
 
+    def arm_joints(self):
+        return np.zeros(7)  # the wrist not flipped
+
+    def finger_gap(self) -> float:
+        return 0.08  # fully open
+
 
 def test_the_expert_decides_from_home_with_nothing_held() -> None:
     scene = AwayScene(away=3)

@@ -10,7 +10,7 @@ import pytest
 from memobench.evaluation.protocol import plan_episode
 from memobench.sim import fast_controller
 from memobench.sim.cue import run_cue
-from memobench.sim.env import SimEnv
+from memobench.sim.env import GRIP_SITE, SimEnv
 from memobench.sim.world import WorldView
 
 pytestmark = pytest.mark.sim
@@ -242,3 +242,27 @@ def test_items_declared_on_a_cabinet_rest_apart_on_its_top_in_libero_s_orientati
         assert boxes[0][0][0] > site[0] - 0.125 and boxes[-1][1][0] < site[0] + 0.125
     finally:
         env.close()
+
+
+def test_the_arm_starts_jittered_by_the_layout_seed_and_holds_its_start(o01):
+    """MEMOBench's protocol jitters the arm's start (docs/protocol.md, "Registers"): a pose of the
+    layout seed's, not LIBERO's shared one, and the controller holds it (no drift back); the
+    fingers start fully open and stay so (LIBERO's creep open for ~140 steps: a clock)."""
+    _, plan, env = o01
+    env.reset(plan.layout_seed)
+    libero_pose = env.home_pose[0].copy()
+    env.reset(plan.layout_seed, arm_jitter=0.02)
+    first = env.home_pose[0].copy()
+    first_state = env.physics_state()
+    for _ in range(20):
+        env.step(np.array([0, 0, 0, 0, 0, 0, -1.0]))
+    held = np.array(env.sim.data.get_site_xpos(GRIP_SITE))
+    fingers = env.robot_state()[6:8]
+    env.reset(plan.layout_seed + 1, arm_jitter=0.02)
+    other = env.home_pose[0].copy()
+    env.reset(plan.layout_seed, arm_jitter=0.02)
+    np.testing.assert_array_equal(env.physics_state(), first_state)  # a function of the seed
+    assert 0.003 < np.linalg.norm(first - libero_pose) < 0.06
+    assert 0.003 < np.linalg.norm(first - other) < 0.08
+    assert np.linalg.norm(held - first) < 0.002  # 20 no-op steps later, still there
+    np.testing.assert_allclose(fingers, [0.04, -0.04], atol=2e-5)

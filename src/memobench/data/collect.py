@@ -97,6 +97,7 @@ def record_demo(
         "variant": plan.variant,
         "binding": record.binding,
         "layout_seed": plan.layout_seed,
+        "arm_jitter": protocol.arm_start_jitter,
         "bddl": task.bddl(plan.binding),
         "checkpoints": checkpoint_annotation(task, [c.step for c in record.checkpoints]),
         "policy_start": len(recorder.cue.states),

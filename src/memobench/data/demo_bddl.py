@@ -10,6 +10,7 @@ another scene than the one recorded.
 
 from __future__ import annotations
 
+import numbers
 from collections import OrderedDict
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
@@ -21,6 +22,9 @@ from memobench.data.demo_file import Demo
 
 # Envs replay keeps, one a scene: every variant of 26 of the 30 tasks (O03 and O04 have 5, P04 6).
 SCENE_ENVS = 3
+
+
+MAX_ARM_JITTER = 0.1  # radians: the protocol's largest arm_start_jitter
 
 
 class DemoFileError(ValueError):
@@ -39,8 +43,8 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
     """Per demo, the suite's BDDL of its task (the file name, ``<task_id>.hdf5``) and ``variant``.
 
     Raises :class:`DemoFileError` if the task is unknown, ``data`` attribute ``task_id``
-    names another task, a demo's ``variant`` is not one of the task's, or its stored
-    ``bddl`` differs from the suite's.
+    names another task, a demo's ``variant`` is not one of the task's, its stored
+    ``bddl`` differs from the suite's, or its ``arm_jitter`` is not a deviation a protocol allows.
     """
     suite = suite or Suite.load()
     try:
@@ -71,6 +75,9 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
                 "refusing to build a scene from it (recorded with another task version, or "
                 "altered)"
             )
+        jitter = demo.attrs.get("arm_jitter", 0.0)
+        if not isinstance(jitter, numbers.Real) or isinstance(jitter, bool) or not 0.0 <= jitter <= MAX_ARM_JITTER:
+            raise DemoFileError(f"{where} 'arm_jitter' is {jitter!r}; expected radians in 0..{MAX_ARM_JITTER}")
         scenes.append(expected)
     return scenes
 
@@ -99,7 +106,8 @@ def replay_envs(
             envs[bddl] = env
             if len(envs) > SCENE_ENVS:
                 envs.popitem(last=False)[1].close()
-            env.reset(demo.attrs["layout_seed"])  # fixture placement comes from the layout
+            # fixture placement comes from the layout, the arm's start (and its controller's) from its jitter
+            env.reset(demo.attrs["layout_seed"], float(demo.attrs.get("arm_jitter", 0.0)))
             yield i, demo, env
     finally:
         for env in envs.values():

@@ -5,6 +5,7 @@
     data/                       attrs: task_id, family, instruction, env_args (JSON), total,
                                        seed_base, attempts, successes, spec_hash, memobench_version
     data/demo_<i>/              attrs: num_samples, seed, attempt, variant, binding (JSON), layout_seed,
+                                       arm_jitter (the protocol's arm_start_jitter; absent: 0),
                                        bddl, checkpoints (JSON), policy_start
         actions                 [T, 7]  float64, OSC_POSE delta actions as executed
         states                  [T, S]  float64, MuJoCo integration state before each action

@@ -271,7 +271,7 @@ class _Episode:
     # -- phases ----------------------------------------------------------------------
     def reset(self) -> None:
         start = time.perf_counter()
-        self.env.reset(self.plan.layout_seed)
+        self.env.reset(self.plan.layout_seed, self.protocol.arm_start_jitter)
         self.timings["reset"] = time.perf_counter() - start
         if self.task.spec.cue is not None:
             start = time.perf_counter()

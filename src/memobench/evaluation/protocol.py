@@ -17,6 +17,7 @@ from memobench.core.bindings import draw_binding
 from memobench.core.seeding import episode_rng, episode_seed
 from memobench.core.spec import ARENA_SUITE, LanguageLevel
 from memobench.core.suite import Task
+from memobench.sim.env import ARM_START_JITTER
 
 # RoboMemArena's run-all defaults (docs/arena.md): seed start 100, 3,000 steps, a chunk of
 # 10 actions per query, 256-px images squished (not padded) to a square, 10 wait steps.
@@ -32,6 +33,7 @@ ROBOMEMARENA_DEFAULTS: dict[str, Any] = {
     "fail_on_extra_pour": True,
     "cue_query": False,
     "commitments_to_horizon": False,
+    "arm_start_jitter": 0.0,
 }
 PROTOCOL_DEFAULTS = {"memobench": {}, "robomemarena": ROBOMEMARENA_DEFAULTS}
 
@@ -132,6 +134,11 @@ class Protocol(BaseModel):
     # post-goal window has passed; demonstration collection keeps that, so a demo stops there).
     cue_query: bool = Field(True, json_schema_extra={"cli": False})
     commitments_to_horizon: bool = Field(True, json_schema_extra={"cli": False})
+    # Radians: the arm's joints start off LIBERO's start pose by a Gaussian draw of this deviation,
+    # seeded by the layout (robosuite's own default; docs/protocol.md, "Registers"): a start pose
+    # shared by every episode would tell a policy back home a few millimetres off it that it has
+    # been away. RoboMemArena's protocol starts every episode at LIBERO's pose.
+    arm_start_jitter: float = Field(ARM_START_JITTER, ge=0.0, le=0.1, json_schema_extra={"cli": False})
 
     @model_validator(mode="before")
     @classmethod
@@ -154,7 +161,7 @@ class Protocol(BaseModel):
 
 # What a run.json written before these fields existed ran: the rules before them, not today's
 # defaults, so such a run is not resumed (or merged in a report) under the new rules.
-LEGACY_FIELDS: dict[str, Any] = {"cue_query": False, "commitments_to_horizon": False}
+LEGACY_FIELDS: dict[str, Any] = {"cue_query": False, "commitments_to_horizon": False, "arm_start_jitter": 0.0}
 
 
 def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:

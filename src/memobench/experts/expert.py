@@ -51,9 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from memobench.experts.control import OPEN, Forceful, hold_action
+from memobench.experts.control import DOWN, OPEN, Forceful, hold_action, pose_action
 from memobench.experts.scene import Scene
-from memobench.experts.skills import BackOff, Chain, MoveTo, Rise, Skill
+from memobench.experts.side_grasp import side_rot
+from memobench.experts.skills import BackOff, Chain, MoveTo, MoveToFixed, Rise, Skill
 
 
 class Memory(dict):
@@ -85,6 +86,10 @@ SLOW_FROM = 0.3
 HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
 HOME_BACKOFF = 0.08  # metres GoHome backs away (toward the robot, -x) from a fixture before it rises
 HOME_HIGH = 0.05  # metres over the home height from which GoHome goes over home before it descends
+WRIST = 4  # joint 5, 0-based: 0 with the hand pointing down from the start pose, ~2.2-2.5 turned level
+WRIST_FLIPPED = 1.5  # radians of joint 5 beyond which GoHome unflips the wrist first
+UNFLIP_YAW = np.radians(90.0)  # the level hand points this way (+y) while the wrist unflips
+FULLY_OPEN = 0.0798  # metres between the finger joints: open (0.080 at a start) to 0.2 mm
 
 
 class Plan:
@@ -139,6 +144,10 @@ class GoHome(Chain):
     backs away from it toward the robot, then rises. Then it servoes home. A hand well
     above the home height (over a cabinet's top, in the arena's scenes) goes over home at
     its height first and then down: a straight line home swept what it had set down there.
+    A wrist flipped over (joint 5 past :data:`WRIST_FLIPPED`: a hand turned level to a
+    drawer or a side-grasped bottle) is first turned to point along +y, then down, where
+    the hand rose to: sent home as it was, the hand ran joints 5 and 6 into their limits and
+    stopped up to 13 cm short of home (T03, S01, T10).
     """
 
     def __init__(self, scene: Scene):
@@ -153,8 +162,38 @@ class GoHome(Chain):
             )
         else:
             parts.append(Rise(pos[2], None, OPEN, max_steps=120, name="rise"))
+        if abs(scene.arm_joints()[WRIST]) > WRIST_FLIPPED:
+            parts += [_turn(side_rot(UNFLIP_YAW), "point along +y"), _turn(DOWN, "turn down")]
         parts.append(MoveTo(pos, rot, OPEN, tol=HOME_TOL, rot_tol=0.1, max_steps=200, name="home"))
+        parts.append(OpenFully())
         super().__init__(parts, name="home", tolerant=True)
+
+
+class OpenFully(Skill):
+    """Hold the hand where it is until the fingers are open to :data:`FULLY_OPEN`.
+
+    Under an open command the fingers creep open for ~100 steps after they let go: decided at
+    once, a trip home left them 0.5 mm short of a start's (fully open, 0.080), which told a
+    returned hand from one that never moved (``adversary-state``)."""
+
+    max_steps = 150
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "open fully"
+        self.anchor: tuple[np.ndarray, np.ndarray] | None = None
+
+    def step(self, scene: Scene) -> np.ndarray | None:
+        if scene.finger_gap() >= FULLY_OPEN:
+            return self.finish(True)
+        if self.anchor is None:
+            self.anchor = (scene.eef_pos(), scene.eef_rot())
+        return pose_action(scene.eef_pos(), scene.eef_rot(), *self.anchor, OPEN)
+
+
+def _turn(rot: np.ndarray, name: str) -> Skill:
+    """Turn the open hand to ``rot`` where it is."""
+    return MoveToFixed(lambda sc: sc.eef_pos(), rot, OPEN, tol=0.02, rot_tol=0.1, max_steps=100, name=name)
 
 
 def needs_home(scene: Scene) -> bool:

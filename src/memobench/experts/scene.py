@@ -48,6 +48,11 @@ class Scene:
         pos, rot = self.env.home_pose
         return pos.copy(), rot.copy()
 
+    def arm_joints(self) -> np.ndarray:
+        """The arm's seven joint angles (radians)."""
+        robot = self.env.libero.robots[0]
+        return np.array(self._data.qpos[robot._ref_joint_pos_indexes])
+
     def all_shut(self) -> bool:
         """Every drawer, door and knob of the scene shut (off), as the register rules read them."""
         fixtures = declared_section(self.env.bddl, "fixtures")

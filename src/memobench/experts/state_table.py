@@ -25,7 +25,7 @@ import numpy as np
 from memobench.core.bindings import all_bindings
 from memobench.experts.expert import Expert, Memory, Mode
 from memobench.experts.scene import Scene
-from memobench.sim.env import NOOP_ACTION, SimEnv
+from memobench.sim.env import ARM_START_JITTER, NOOP_ACTION, SimEnv
 from memobench.sim.scene_state import SceneLayout, state_observation
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def build_table(
             if variant not in envs:
                 envs[variant] = SimEnv(task.bddl(bindings[variant]), render=False)
             env = envs[variant]
-            env.reset(seed + episode)
+            env.reset(seed + episode, ARM_START_JITTER)  # MEMOBench's protocol's start
             for _ in range(stabilization_steps):
                 env.step(NOOP_ACTION)
             scene = Scene(env)

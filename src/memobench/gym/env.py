@@ -116,7 +116,7 @@ class MemoBenchEnv(gymnasium.Env):
         self._sim = self._sim_for(plan)
         self._world = world = WorldView(self._sim)
         self._tracker = build_tracker(self.task, plan.binding, self.protocol)
-        self._sim.reset(plan.layout_seed)
+        self._sim.reset(plan.layout_seed, self.protocol.arm_start_jitter)
         cue = play_policy_cue(self.task, plan, self._sim, world, self.protocol)
         cue_obs = cue_observations(self.obs_mode, self._sim, world, self.layout, cue, self.protocol.resize_size)
         stabilise(self._sim, world, self._tracker, self.protocol)

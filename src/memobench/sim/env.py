@@ -35,6 +35,8 @@ CAMERAS = {"agentview": "agentview", "wrist": "robot0_eye_in_hand"}
 # of the heavy visual-only meshes (memobench.sim.light_meshes). Physics is the same in both.
 RENDER_QUALITIES = ("reference", "fast")
 NOOP_ACTION = np.array([0, 0, 0, 0, 0, 0, -1.0])  # no motion, gripper open
+ARM_JITTER_STREAM = 0x41524D  # "ARM": the arm's start draws, a stream of their own beside the layout's
+ARM_START_JITTER = 0.02  # radians: MEMOBench's protocol's arm_start_jitter (robosuite's default noise)
 GRIP_SITE = "gripper0_grip_site"  # the hand's control point
 
 
@@ -106,6 +108,9 @@ class Snapshot:
     obs_cache: dict = field(default_factory=dict)
     timestep: int = 0
     cur_time: float = 0.0
+    # The episode's start pose of the hand (SimEnv.home_pose): jittered per episode, so a copy of
+    # the scene (the experts' forward model) must be told where home is.
+    home_pose: tuple[np.ndarray, np.ndarray] | None = None
 
 
 _PLAIN = (np.ndarray, int, float, bool, type(None))
@@ -167,8 +172,8 @@ class SimEnv:
         self.renders = render
         self.render_quality = render_quality
         self.bddl = bddl  # the problem text this env was built from
-        # The grip site's world position and rotation at reset: the robot starts there in every
-        # episode of a scene (the arm's "home", docs/protocol.md "Registers").
+        # The grip site's world position and rotation at reset: where the robot starts (the arm's
+        # "home", docs/protocol.md "Registers"; the same in every episode unless reset jitters it).
         self.home_pose: tuple[np.ndarray, np.ndarray] | None = None
         env_cls = _import_libero(render)
         try:  # LIBERO eval()s parts of the text: nothing unchecked reaches its parser
@@ -229,21 +234,61 @@ class SimEnv:
         return self._env.env.sim
 
     # -- episode control ---------------------------------------------------------
-    def reset(self, layout_seed: int) -> None:
-        """Reset physics and sample the layout from ``layout_seed`` (no hard reset)."""
+    def reset(self, layout_seed: int, arm_jitter: float = 0.0) -> None:
+        """Reset physics and sample the layout from ``layout_seed`` (no hard reset).
+
+        ``arm_jitter`` (radians): each arm joint starts off LIBERO's start pose by a Gaussian
+        draw of that deviation, from ``layout_seed`` (robosuite's own default noise is 0.02),
+        and the fingers fully open (:meth:`_jitter_arm`). MEMOBench's protocol uses it so that
+        the start pose is not one every episode shares: where it is, an arm back home a few
+        millimetres off it tells a policy that it has been away (docs/protocol.md, "The arm's
+        start"). 0: LIBERO's start, as RoboMemArena's protocol has it."""
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
             self._place_in_fixture_regions()
-        # robosuite keeps the gripper's ramped command across soft resets; a fresh
-        # env starts at zero, so reset it or an episode would depend on the previous one.
-        gripper = self.libero.robots[0].gripper
+        robot = self.libero.robots[0]
+        if arm_jitter:
+            self._jitter_arm(np.random.default_rng([ARM_JITTER_STREAM, layout_seed]), arm_jitter)
+        # robosuite keeps the gripper's ramped command across soft resets; a fresh env starts
+        # at zero, so reset it or an episode would depend on the previous one. With the arm's
+        # start jittered (MEMOBench's protocol) the command starts fully open, holding the
+        # fingers where _jitter_arm put them.
+        gripper = robot.gripper
         gripper.current_action = np.zeros(gripper.dof)
+        if arm_jitter:
+            for _ in range(int(np.ceil(2.0 / gripper.speed))):  # ramped all the way open
+                gripper.format_action(NOOP_ACTION[6:])
         self._last_obs = self.libero._get_observations(force_update=True)
         data = self.sim.data
         self.home_pose = (
             np.array(data.get_site_xpos(GRIP_SITE)),
             np.array(data.get_site_xmat(GRIP_SITE)).reshape(3, 3),
         )
+
+    def _jitter_arm(self, rng: np.random.Generator, deviation: float) -> None:
+        """Move the arm's joints by Gaussian draws of ``deviation`` and make that the controller's
+        start: its goal the new hand pose, its nullspace target the new joints (else the arm
+        would drift back toward LIBERO's pose while holding the hand still). The fingers start
+        fully open, at the ends of their ranges, where an open command leaves them: LIBERO's
+        start (0.0376) creeps open under the stabilisation's open commands for ~140 steps, so
+        their opening told how long ago the hand last opened (0.0387 at the first decision,
+        0.0389-0.0397 right after a trip home)."""
+        robot = self.libero.robots[0]
+        data = self.sim.data
+        joints = robot._ref_joint_pos_indexes
+        qpos = np.array(data.qpos[joints]) + rng.normal(0.0, deviation, len(joints))
+        data.qpos[joints] = qpos
+        data.qvel[robot._ref_joint_vel_indexes] = 0.0
+        model = self.sim.model
+        for name in robot.gripper.joints:
+            low, high = model.jnt_range[model.joint_name2id(name)]
+            address = model.get_joint_qpos_addr(name)
+            data.qpos[address] = high if data.qpos[address] > 0 else low
+        data.qvel[robot._ref_gripper_joint_vel_indexes] = 0.0
+        self.sim.forward()
+        robot.controller.update(force=True)
+        robot.controller.update_initial_joints(qpos)
+        robot.controller.reset_goal()
 
     def _place_in_fixture_regions(self) -> None:
         """Put each object that starts ``(In|On obj <fixture>_<region>)`` at that region's site.
@@ -428,12 +473,14 @@ class SimEnv:
             obs_cache={k: _copy(v) for k, v in self.libero._obs_cache.items()},
             timestep=self.libero.timestep,
             cur_time=self.libero.cur_time,
+            home_pose=None if self.home_pose is None else (self.home_pose[0].copy(), self.home_pose[1].copy()),
         )
         weakref.finalize(snapshot, _keep_spare, self._spare_data, data)
         return snapshot
 
     def restore(self, snap: Snapshot) -> None:
-        """Put physics, fixture placement, controller and gripper state back exactly as in ``snap``.
+        """Put physics, fixture placement, controller and gripper state (and where home is) back
+        exactly as in ``snap``.
 
         ``snap`` may come from another env built from the same scene (the experts'
         forward model mirrors the evaluation env this way).
@@ -456,6 +503,8 @@ class SimEnv:
                 setattr(observable, k, _copy(v))
         self.libero._obs_cache = {k: _copy(v) for k, v in snap.obs_cache.items()}
         self.libero.timestep, self.libero.cur_time = snap.timestep, snap.cur_time
+        if snap.home_pose is not None:
+            self.home_pose = (snap.home_pose[0].copy(), snap.home_pose[1].copy())
         # The observations as they were at the snapshot, not re-sampled: a re-sample reads
         # the step's last substep where the step sampled an earlier one, and advances every
         # sampling timer, so all later observations would be sampled one substep late.

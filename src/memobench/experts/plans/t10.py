@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from memobench.experts.control import DOWN, OPEN
 from memobench.experts.expert import Memory, Plan
 from memobench.experts.pouring import POUR_TILT, Pour, pour_spot, steered
 from memobench.experts.scene import Scene
@@ -43,7 +42,7 @@ from memobench.experts.side_grasp import (
     side_rot,
     side_set_down,
 )
-from memobench.experts.skills import TABLE_Z, Chain, MoveToFixed, Skill
+from memobench.experts.skills import TABLE_Z, Skill
 
 BOTTLE, MUG, TRAY = "wine_bottle_1", "porcelain_mug_1", "wooden_tray_1"
 POURS = 2
@@ -75,7 +74,6 @@ OVER_MUG = 0.06  # m, xy: the held bottle is "at the mug" within this of the pou
 # The bottle's place: its start region's centre (the home gates want it within 3 cm of it).
 PLACE = "kitchen_table_wine_bottle_init_region"
 PUT_BACK_DROP = 0.005  # m, the bottle's base over the table when let go in its place
-UNFLIP_YAW = np.radians(90.0)  # the open hand turns to point this way before it turns down (put_back)
 CARRY = 0.16  # hand over the table while carrying the bottle to the tray: its base 11 cm up, over the 8 cm walls
 # Grip site over the tray's origin when letting go: the 6.4 cm tall hand keeps ~1 cm over the
 # tray's 6 cm side walls, and the bottle drops ~4 cm onto the floor, upright (56 of 56 seeds).
@@ -100,13 +98,9 @@ def pour() -> Pour:
 
 
 def put_back() -> Skill:
-    """Carry the held bottle back to its place, let it go upright just over the table, then turn
-    the open hand down where it rose to, by way of pointing along +y.
-
-    The side grasp flips the wrist (joint 5 from 0 to 2.2 rad). Turned straight down, or sent
-    home as it is, the hand ran joints 5 and 6 into their limits and stopped 5 cm under home,
-    outside ``home()``; turned first to point along +y, it unflips (joint 5 back to 0)."""
-    set_down = side_set_down(
+    """Carry the held bottle back to its place, let it go upright just over the table (the trip
+    home that follows unflips the wrist: :class:`~memobench.experts.expert.GoHome`)."""
+    return side_set_down(
         BOTTLE,
         steered(BOTTLE, PLACE),
         POUR_YAW,
@@ -114,11 +108,6 @@ def put_back() -> Skill:
         carry_height=CARRY,
         carry_tilt=CARRY_TILT,
     )
-
-    def turn(rot: np.ndarray, name: str) -> Skill:
-        return MoveToFixed(lambda sc: sc.eef_pos(), rot, OPEN, tol=0.02, rot_tol=0.1, max_steps=100, name=name)
-
-    return Chain([set_down, turn(side_rot(UNFLIP_YAW), "point along +y"), turn(DOWN, "turn down")], name="put back")
 
 
 def to_tray() -> Skill:
