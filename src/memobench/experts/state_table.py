@@ -67,6 +67,10 @@ class DecisionTable:
     def __len__(self) -> int:
         return len(self._vectors)
 
+    def entries(self) -> list[tuple[np.ndarray, Memory]]:
+        """(state vector, memory) of each recorded decision, in order (copies)."""
+        return [(v.copy(), copy.deepcopy(m)) for v, m in zip(self._vectors, self._memories, strict=True)]
+
     def record(self, scene: Scene, memory: Memory) -> None:
         """Keep the state now and a copy of ``memory`` (a decision of the expert)."""
         self.add(state_vector(scene, self.layout), memory)
