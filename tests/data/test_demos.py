@@ -80,6 +80,10 @@ def test_a_valid_demo_has_no_static_problems():
         (lambda d: d.attrs["checkpoints"][0].__setitem__("key_frame", 5), "not increasing"),
         (lambda d: d.attrs["checkpoints"][1].__setitem__("key_frame", None), "no key frame"),
         (lambda d: d.attrs.__setitem__("num_samples", 7), "num_samples 7 != 6"),
+        (lambda d: d.arrays["states"].__setitem__((3, 1), np.nan), "states row 3 is not finite"),
+        (lambda d: d.arrays["robot_states"].__setitem__((2, 0), np.inf), "robot_states row 2 is not finite"),
+        (lambda d: d.arrays["obs/joint_states"].__setitem__((1, 4), -np.inf), "obs/joint_states row 1 is not finite"),
+        (lambda d: d.attrs.__setitem__("arm_jitter", float("nan")), "'arm_jitter' is nan"),
     ],
 )
 def test_static_checks_name_the_problem(change, message):
@@ -250,3 +254,19 @@ def test_collect_and_render_with_two_workers_write_every_task_and_its_card(tmp_p
     short = runner.invoke(app, ["data", "validate", str(tmp_path), "--episodes", "2", "--no-replay", "--workers", "2"])
     assert short.exit_code == 1
     assert short.output.count("1 demos, 2 requested") == 2  # a worker's file-level problems reach the report
+
+
+def test_validate_refuses_what_render_features_and_train_refuse(tmp_path):
+    """One checker: a demo whose scene is not the suite's (its stored BDDL altered, as a file that
+    would put code in front of LIBERO's parser) is a problem for ``data validate`` too."""
+    from memobench.core.suite import Suite
+    from memobench.data.validate import validate_file
+
+    task = Suite.load().get("T01")
+    demo = synthetic_demo()
+    demo.attrs |= {"variant": 0, "bddl": task.bddl({}).replace("(:objects", "(:objects\n    evil - ").strip()}
+    path = tmp_path / f"{task.id}.hdf5"
+    write_task_file(path, {"task_id": task.id, "spec_hash": task.spec_hash, "seed_base": 7}, [demo])
+    checks = validate_file(path, replay=False)
+    problems = [p for c in checks for p in c.problems]
+    assert any("'bddl' differs from line" in p for p in problems), problems

@@ -230,3 +230,15 @@ def test_tasks_of_one_checkpoint_export_a_scalar_completed_mask(tmp_path):
     (data,) = (tmp_path / "lerobot" / "data").rglob("*.parquet")
     completed = pq.read_table(data).column("memory.completed").to_pylist()
     assert completed == [False] * 4 + [True] + [False] * 3 + [True]  # after each demo's key frame
+
+
+def test_a_demo_with_a_nan_is_refused_before_anything_is_written(tmp_path):
+    import h5py
+
+    source, out = tmp_path / "source", tmp_path / "out"
+    write_source(source)
+    with h5py.File(source / "O01-y.hdf5", "r+") as f:
+        f["data/demo_0/actions"][2, 3] = np.nan
+    with pytest.raises(ValueError, match=r"O01-y\.hdf5: demo_0: actions row 2 is not finite"):
+        export_lerobot(source, out)
+    assert not out.exists() or not any(out.rglob("*.parquet"))

@@ -230,3 +230,50 @@ def test_a_tampered_checkpoint_is_refused_before_any_file_is_touched(tmp_path, d
     with pytest.raises(ValueError, match=re.escape(message)):
         train(settings(), data, out, embedder=HashEmbedder(8))
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def poke(path, dataset: str, row: int, value: float) -> None:
+    import h5py
+
+    with h5py.File(path, "r+") as f:
+        array = f[dataset][()]
+        array[row, 0] = value
+        f[dataset][...] = array
+
+
+@pytest.mark.parametrize(
+    "where, dataset, value",
+    [
+        ("T02-synthetic.hdf5", "data/demo_1/actions", float("nan")),
+        ("state-features/T02-synthetic.state.hdf5", "demo_1/state", float("inf")),
+    ],
+)
+def test_a_demo_with_a_non_finite_number_is_refused_naming_file_demo_and_row(tmp_path, data, where, dataset, value):
+    poke(data / where, dataset, 4, value)
+    out = tmp_path / "out"
+    name = dataset.split("/")[-1]
+    with pytest.raises(ValueError, match=rf"T02-synthetic(\.state)?\.hdf5: demo_1: {name} row 4 is not finite"):
+        train(settings(), data, out, embedder=HashEmbedder(8))
+    assert not (out / "train_log.csv").exists()  # refused before training began
+
+
+def test_a_non_finite_loss_stops_training_naming_the_step_and_keeps_the_last_good_checkpoint(
+    tmp_path, data, monkeypatch
+) -> None:
+    from memobench.training import trainer
+
+    real = trainer.bc_loss
+    calls = {"n": 0}
+
+    def bc_loss(out, batch):
+        calls["n"] += 1
+        loss = real(out, batch)
+        return loss * float("nan") if calls["n"] == 5 else loss
+
+    monkeypatch.setattr(trainer, "bc_loss", bc_loss)
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"step 5: the loss is nan .*the last checkpoint \(step 4\) is kept"):
+        train(settings(), data, out, embedder=HashEmbedder(8))
+    assert json.loads((last_checkpoint(out) / "state.json").read_text())["step"] == 4
+    with (out / "train_log.csv").open() as f:
+        assert [row["step"] for row in csv.DictReader(f)] == ["1", "2", "3", "4"]

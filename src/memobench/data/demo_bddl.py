@@ -39,6 +39,14 @@ def _first_difference(a: str, b: str) -> int:
     return min(a.count("\n"), b.count("\n")) + 2
 
 
+def arm_jitter_problem(attrs: dict[str, Any]) -> str | None:
+    """What is wrong with a demo's ``arm_jitter`` attribute (absent: 0), or None."""
+    jitter = attrs.get("arm_jitter", 0.0)
+    if not isinstance(jitter, numbers.Real) or isinstance(jitter, bool) or not 0.0 <= jitter <= MAX_ARM_JITTER:
+        return f"'arm_jitter' is {jitter!r}; expected radians in 0..{MAX_ARM_JITTER}"
+    return None
+
+
 def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Suite | None = None) -> list[str]:
     """Per demo, the suite's BDDL of its task (the file name, ``<task_id>.hdf5``) and ``variant``.
 
@@ -75,9 +83,9 @@ def suite_scenes(path: Path, attrs: dict[str, Any], demos: list[Demo], suite: Su
                 "refusing to build a scene from it (recorded with another task version, or "
                 "altered)"
             )
-        jitter = demo.attrs.get("arm_jitter", 0.0)
-        if not isinstance(jitter, numbers.Real) or isinstance(jitter, bool) or not 0.0 <= jitter <= MAX_ARM_JITTER:
-            raise DemoFileError(f"{where} 'arm_jitter' is {jitter!r}; expected radians in 0..{MAX_ARM_JITTER}")
+        problem = arm_jitter_problem(demo.attrs)
+        if problem:
+            raise DemoFileError(f"{where} {problem}")
         scenes.append(expected)
     return scenes
 

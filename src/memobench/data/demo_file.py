@@ -172,3 +172,16 @@ def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], 
     with open_hdf5(path) as f:
         attrs = _read_attrs(f["data"])
     return attrs, list(iter_demos(path, images=images))
+
+
+def non_finite_rows(demo: Demo) -> list[str]:
+    """``"<key> row <i> is not finite (NaN or inf)"`` for each floating-point array of ``demo``
+    holding a NaN or an infinity (its first such row): ``data validate``, ``data export`` and
+    ``train`` refuse such a demo."""
+    problems = []
+    for key, array in sorted(demo.arrays.items()):
+        if np.issubdtype(array.dtype, np.floating) and array.size:
+            bad = ~np.isfinite(array).reshape(len(array), -1).all(axis=1)
+            if bad.any():
+                problems.append(f"{key} row {int(np.argmax(bad))} is not finite (NaN or inf)")
+    return problems

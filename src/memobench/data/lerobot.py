@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from memobench.core.oracle import memory_line
-from memobench.data.demo_file import Demo, iter_demos, read_file_summary
+from memobench.data.demo_file import Demo, iter_demos, non_finite_rows, read_file_summary
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
@@ -367,11 +367,17 @@ def prepare_environment_state(files: list[Path], features_dir: Path) -> list[Pat
 
 
 def _survey(files: list[Path]) -> tuple[int, Demo]:
-    """The largest checkpoint count of any demo (attributes only) and the first demo (its arrays)."""
+    """The largest checkpoint count of any demo and the first demo (its arrays); ValueError for a demo
+    with a NaN or infinite number (before anything is written)."""
     width, first = 0, None
     for path in files:
-        for demo in iter_demos(path, arrays=False):
+        for i, demo in enumerate(iter_demos(path, images=False)):
             width = max(width, len(demo.attrs["checkpoints"]))
+            problems = non_finite_rows(demo)
+            if problems:
+                raise ValueError(
+                    f"{path}: demo_{i}: {problems[0]}; refusing to export it (memobench data validate lists such demos)"
+                )
         if first is None:
             first = next(iter_demos(path), None)
     if first is None:

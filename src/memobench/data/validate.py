@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from memobench.core.suite import Suite, Task, UnknownTaskError
-from memobench.data.demo_file import Demo, read_task_file
+from memobench.data.demo_bddl import DemoFileError, arm_jitter_problem, suite_scenes
+from memobench.data.demo_file import Demo, non_finite_rows, read_task_file
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
@@ -85,8 +86,12 @@ def static_problems(demo: Demo) -> list[str]:
             problems.append(f"{key}: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{n}, ...]")
     for key in ("actions", "executed_actions"):
         actions = demo.arrays.get(key)
-        if actions is not None and (not np.isfinite(actions).all() or np.abs(actions).max() > 1.0):
-            problems.append(f"{key} outside [-1, 1] or not finite")
+        if actions is not None and np.isfinite(actions).all() and np.abs(actions).max() > 1.0:
+            problems.append(f"{key} outside [-1, 1]")
+    problems += non_finite_rows(demo)
+    jitter = arm_jitter_problem(demo.attrs)
+    if jitter:
+        problems.append(jitter)
     if demo.attrs.get("num_samples") != n:
         problems.append(f"num_samples {demo.attrs.get('num_samples')} != {n} actions")
     frames = [c["key_frame"] for c in demo.attrs["checkpoints"] if not c["optional"]]
@@ -142,6 +147,10 @@ def validate_file(
         checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))
     if attrs.get("spec_hash") != task.spec_hash:
         checks.append(DemoCheck(task.id, -1, ["recorded with another version of the task file"]))
+    try:  # the checks render, features and train make before they build a scene from the file
+        suite_scenes(path, attrs, demos)
+    except DemoFileError as e:
+        checks.append(DemoCheck(task.id, -1, [str(e)]))
     envs = EnvCache()  # one env a variant: consecutive demos cycle through them
     try:
         for i, demo in enumerate(demos):

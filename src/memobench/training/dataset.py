@@ -226,6 +226,19 @@ def image_size(data_dir: Path) -> int:
 MIN_STD = 1e-2
 
 
+def check_finite(source: BatchSource) -> None:
+    """Refuse a demo with a NaN or infinite action or state: ValueError naming the file, the demo
+    and the first such row (trained on, one NaN makes every weight NaN)."""
+    for ref in source.refs:
+        for name, array in (("actions", source.actions(ref)), ("state", source.states(ref))):
+            bad = ~np.isfinite(np.asarray(array, np.float64)).all(axis=tuple(range(1, np.ndim(array))))
+            if bad.any():
+                raise ValueError(
+                    f"{source.where(ref, name)}: {name} row {int(np.argmax(bad))} is not finite (NaN or inf); "
+                    "refusing to train on it (memobench data validate lists such demos)"
+                )
+
+
 def state_statistics(source: BatchSource) -> tuple[np.ndarray, np.ndarray]:
     """Per-dimension mean and standard deviation (float32, std >= ``MIN_STD``) of every state of every demo
     of ``source``, read demo by demo (float64 sums)."""
@@ -293,6 +306,15 @@ class BatchSource:
             cameras=cameras,
             cue_cameras=cue_cameras,
         )
+
+    def where(self, ref: DemoRef, name: str) -> str:
+        """Where ``name`` (``actions`` or ``state``) of ``ref`` is stored, for an error message."""
+        features = name == "state" and self.options.obs != "rgb"
+        return f"{ref.features_file if features else ref.demo_file}: {ref.name}"
+
+    def actions(self, ref: DemoRef) -> np.ndarray:
+        """The demo's actions [T, 7] alone."""
+        return self._file(ref.demo_file)["data"][ref.name]["actions"][()]
 
     def states(self, ref: DemoRef) -> np.ndarray:
         """The demo's state vectors [T, S] alone: the features in state mode, the robot states in rgb mode."""

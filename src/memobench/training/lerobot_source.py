@@ -154,6 +154,14 @@ class LeRobotSource(BatchSource):
         _, _, state, cue = self._rows(ref, [])
         return state[cue:]
 
+    def where(self, ref: EpisodeRef, name: str) -> str:
+        return f"{ref.data_file}: episode {ref.episode}"
+
+    def actions(self, ref: EpisodeRef) -> np.ndarray:
+        """The episode's actions after its cue [T, 7]."""
+        rows, _, _, cue = self._rows(ref, ["action"])
+        return _matrix(rows, "action")[cue:]
+
     def read(self, ref: EpisodeRef) -> RawDemo:
         rows, robot, state, cue = self._rows(ref, ["action"])
         checkpoints: list[dict[str, Any]] = json.loads(ref.checkpoints)

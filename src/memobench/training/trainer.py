@@ -38,6 +38,7 @@ from memobench.training.dataset import (
     OBS_MODES,
     BatchSource,
     DataOptions,
+    check_finite,
     collate,
     image_size,
     index_demos,
@@ -330,6 +331,7 @@ def train(
         texts, table = load_texts(folder)
         cache = EmbeddingCache(embedder, texts, table)
     else:
+        check_finite(source)  # before the statistics: a NaN state would make them NaN
         net.set_normalisation(*(torch.from_numpy(a) for a in state_statistics(source)))
     write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name, "data": identity})
     log_path = out / "train_log.csv"
@@ -337,6 +339,7 @@ def train(
     writer = _tensorboard(out)
     generator = torch.Generator().manual_seed(settings.seed)
     last: dict[str, Any] = {"step": start, "loss": None, "checkpoint": str(folder) if folder else None}
+    saved = start  # the step of the last checkpoint written (0: none)
     events.jobs_started("training", settings.steps - start)
     new_log = not log_path.exists()
     try:
@@ -364,6 +367,11 @@ def train(
                 bc = bc_loss(result, batch)
                 align = alignment(settings, result, batch, table, generator)
                 loss = bc + settings.lam * align
+                if not torch.isfinite(loss):
+                    raise ValueError(
+                        f"step {step + 1}: the loss is {loss.item()} (bc {bc.item()}, align {align.item()}); "
+                        f"training stopped, the last checkpoint (step {saved}) is kept"
+                    )
                 optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
@@ -382,6 +390,7 @@ def train(
                 if (step + 1) % settings.checkpoint_every == 0 or step + 1 == settings.steps:
                     log.flush()
                     last["checkpoint"] = str(save_checkpoint(out, net, optimizer, step + 1, cache.texts, cache.table))
+                    saved = step + 1
                 last.update(step=step + 1, loss=row["loss"])
                 events.job_finished(f"loss {row['loss']:.4f} (bc {row['bc']:.4f}, align {row['align']:.4f})")
         events.jobs_ended()
