@@ -106,6 +106,19 @@ def test_no_episode_or_step_reaches_an_adapter(cue_task: Task, cue_env: SimEnv) 
     assert {tuple(sorted(obs)) for obs in adapter.queries[1:]} == {("observation/state", "prompt")}
 
 
+def test_only_a_policy_that_asks_for_it_is_told_a_home_gate_is_next(cue_task: Task, cue_env: SimEnv) -> None:
+    """``privileged/gate`` tells where the episode is in the task (a gate comes after a checkpoint
+    is done): a privileged policy gets it only if it says ``wants_gate`` (adversary-arm)."""
+    plain = Recorder(privileged=True)
+    run(cue_task, cue_env, plain)
+    asking = Recorder(privileged=True)
+    asking.wants_gate = True
+    run(cue_task, cue_env, asking)
+    executed = [q for q in plain.queries if not q.get("cue")]
+    assert executed and all("privileged/snapshot" in q and "privileged/gate" not in q for q in executed)
+    assert all("privileged/gate" in q for q in asking.queries if not q.get("cue"))
+
+
 def test_no_episode_or_step_reaches_a_policy_server(cue_task: Task, cue_env: SimEnv) -> None:
     served = Recorder()
     server = PolicyServer(served, port=0)

@@ -26,7 +26,7 @@ class Recording:
 
     def __init__(self, policy):
         self.policy, self.chunks = policy, []
-        for attr in ("needs_images", "privileged", "observe", "begin_episode", "finished", "close"):
+        for attr in ("needs_images", "privileged", "wants_gate", "observe", "begin_episode", "finished", "close"):
             if hasattr(policy, attr):
                 setattr(self, attr, getattr(policy, attr))
 

@@ -331,15 +331,17 @@ class _Episode:
 
     def query_observation(self, step: int, images: bool) -> dict[str, Any]:
         """:meth:`observation`, plus for a privileged policy (the built-in experts) the task, the
-        simulator's snapshot, the policy step ``step`` and whether the episode waits for the arm at
-        home (a home gate is the next item: ``adversary-arm`` goes home only then)."""
+        simulator's snapshot and the policy step ``step``; and, for one that ``wants_gate``
+        (``adversary-arm``, which goes home only then), whether the episode waits for the arm at
+        home (a home gate is the next item: that tells how far the task has got)."""
         obs = self.observation(images)
         if self.guard.privileged:
             obs["privileged/task"] = self.task
             obs["privileged/snapshot"] = self.env.snapshot()
             obs["privileged/step"] = step
-            current = self.tracker.current_index
-            obs["privileged/gate"] = current is not None and self.tracker.checkpoints[current].gate
+            if self.guard.wants_gate:
+                current = self.tracker.current_index
+                obs["privileged/gate"] = current is not None and self.tracker.checkpoints[current].gate
         return obs
 
     def capture_frames(self) -> None:

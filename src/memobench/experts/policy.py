@@ -5,9 +5,9 @@
 
 They are privileged (``privileged = True``): the harness adds to each query
 ``privileged/task`` (the :class:`~memobench.core.suite.Task`),
-``privileged/snapshot`` (the env's exact state), ``privileged/step`` (the
-policy step: how many actions ran since the last query) and ``privileged/gate``
-(a home gate is next; only ``adversary-arm`` acts on it), and nothing else
+``privileged/snapshot`` (the env's exact state) and ``privileged/step`` (the
+policy step: how many actions ran since the last query); ``adversary-arm``, which
+says ``wants_gate``, also ``privileged/gate`` (a home gate is next). Nothing else
 changes: they return 50-action chunks and the harness executes the first ``k``.
 The cue query (``cue`` True; its chunk is discarded) is answered with a still
 chunk and changes nothing: the plan starts at the first executed query, having
@@ -182,6 +182,7 @@ class ArmRegisterPolicy(ExpertPolicy):
     the arm's pose. It goes home only when a home gate makes the episode wait for it."""
 
     mode = Mode.ARM
+    wants_gate = True  # told when a home gate is next: the only time it goes home
 
 
 class StateTablePolicy(ExpertPolicy):

@@ -19,9 +19,9 @@ Optional attributes the harness reads (all default to the conservative choice):
   lists the message), and ``run.json`` records whether it was: the generator's state is a function
   of the episode's seed, so of its index;
 - ``privileged`` (default False): built-in experts only. Each query then also gets
-  ``privileged/task`` (the Task), ``privileged/snapshot`` (the simulator's exact state),
-  ``privileged/step`` (the policy step) and ``privileged/gate`` (a home gate is next), what a
-  user policy is never given;
+  ``privileged/task`` (the Task), ``privileged/snapshot`` (the simulator's exact state) and
+  ``privileged/step`` (the policy step), what a user policy is never given; one that also
+  says ``wants_gate`` (``adversary-arm``) gets ``privileged/gate`` (a home gate is next);
 - ``chunk_size`` (or ``chunk``, the built-in policies' name; default: undeclared): the rows
   every chunk has. A replan interval (``--replan-steps``) above it is refused before any
   episode (:func:`check_replan_steps`).
@@ -227,6 +227,7 @@ class AdapterGuard:
         self.has_observe = callable(getattr(adapter, "observe", None))
         self.observes_rollout = self.has_observe and bool(getattr(adapter, "observe_rollout", True))
         self.privileged = bool(getattr(adapter, "privileged", False))
+        self.wants_gate = self.privileged and bool(getattr(adapter, "wants_gate", False))
         self.has_finished = callable(getattr(adapter, "finished", None))
         self.takes_episode_rng = takes_episode_rng(adapter)
 
