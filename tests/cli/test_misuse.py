@@ -92,3 +92,26 @@ def test_resume_with_an_unreadable_run_json_is_refused(tmp_path: Path) -> None:
 def test_in_process_runs_refuse_what_needs_a_worker(tmp_path: Path, extra: list[str], message: str) -> None:
     fails_with(_eval(tmp_path / "o", *extra), message)
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("where", ["evaluate", "write_summary"])
+def test_a_full_disk_is_a_one_line_error_that_says_how_to_go_on(tmp_path: Path, monkeypatch, where: str) -> None:
+    """ENOSPC on a ledger append (inside the run) or on the summary files after it."""
+    import errno
+
+    from memobench.evaluation import runner as eval_runner
+    from memobench.metrics import export
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "o" / LEDGER_FILENAME))
+
+    if where == "evaluate":
+        monkeypatch.setattr(eval_runner, "evaluate", full)
+    else:
+        ran = type("Result", (), {"records": [], "ran": [], "skipped": 0})()
+        monkeypatch.setattr(eval_runner, "evaluate", lambda *a, **k: ran)
+        monkeypatch.setattr(export, "write_summary", full)
+    fails_with(
+        ["eval", "--policy", "noop", "--tasks", "T01", "--out-root", str(tmp_path / "o")],
+        f"{tmp_path / 'o' / LEDGER_FILENAME}: No space left on device",
+    )

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from memobench.cli.common import fail, select_tasks
+from memobench.cli.common import fail, select_tasks, write_failure
 from memobench.cli.options import Flags, config_options
 from memobench.cli.progress import RunProgress
 from memobench.core.spec import ARENA_SUITE, MEMOBENCH_SUITE
@@ -114,13 +114,15 @@ def certify_command(
             certs = certify.run_certification(
                 selected, counts, protocol, out_root, progress, execution=execution, run=not report_only
             )
+        certify.write_certification_markdown(
+            certs,
+            _meta(tasks, counts, protocol, selected),
+            [p for p in (out_root / "certification.md", markdown) if p],
+        )
     except (RunFolderError, LedgerError) as e:  # a bad ledger (--report-only), or one rewritten under the run
         raise fail(str(e)) from None
-    certify.write_certification_markdown(
-        certs,
-        _meta(tasks, counts, protocol, selected),
-        [p for p in (out_root / "certification.md", markdown) if p],
-    )
+    except OSError as e:
+        raise fail(write_failure(e, out_root / "<policy>" / "ledger.jsonl")) from None
     _print_verdicts(console, certs, counts, protocol.seed)
     console.print(
         f"{sum(c.passed for c in certs)}/{len(certs)} tasks pass. Wall time "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,6 +13,16 @@ DEFAULT_POLICY = "expert"
 TasksOption = Annotated[str, typer.Option(help="Comma-separated task ids, families or tags (or 'all').")]
 AdapterSpecOption = Annotated[str | None, typer.Option(help="Your adapter: path/file.py:factory or module:factory.")]
 AdapterKwargsOption = Annotated[str, typer.Option(help="JSON object passed to the adapter factory.")]
+
+
+def write_failure(error: OSError, ledgers: Path | str) -> str:
+    """The one-line error for a run whose files could not be written (a full disk, a folder gone
+    read-only): what failed, and that the finished episodes in ``ledgers`` are kept."""
+    where = f"{error.filename}: " if error.filename else ""
+    return (
+        f"{where}{error.strerror or error}; the episodes recorded in {ledgers} are kept: "
+        "free the space (or fix the folder) and run the same command again to go on"
+    )
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

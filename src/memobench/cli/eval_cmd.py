@@ -18,6 +18,7 @@ from memobench.cli.common import (
     load_policy,
     parse_kwargs,
     select_tasks,
+    write_failure,
 )
 from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
@@ -76,9 +77,11 @@ def eval_command(
     try:  # a --replan-steps above the policy's declared chunk is refused before anything is written
         with RunProgress() as progress:
             result = evaluate(request, adapter, progress)
+        files = _write_results(console, result.records, selected, protocol, execution, out_root)
     except (RunFolderError, ChunkLengthError, LedgerError) as e:
         raise fail(str(e)) from None
-    files = _write_results(console, result.records, selected, protocol, execution, out_root)
+    except OSError as e:  # a full disk, a folder gone read-only: the ledger keeps what finished
+        raise fail(write_failure(e, out_root / "ledger.jsonl")) from None
     skipped = f" ({result.skipped} already in the ledger)" if result.skipped else ""
     console.print(f"Ran {len(result.ran)} episodes{skipped}. Results: [bold]{out_root}[/] ({files})")
 

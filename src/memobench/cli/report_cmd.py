@@ -17,6 +17,7 @@ from memobench.cli.common import (
     load_policy,
     parse_kwargs,
     select_tasks,
+    write_failure,
 )
 from memobench.cli.options import Flags, config_options
 from memobench.evaluation.execution import Execution
@@ -181,6 +182,8 @@ def sweep_command(
             )
     except (ChunkLengthError, RunFolderError, ReportError, LedgerError) as e:  # one line, not a traceback
         raise fail(str(e)) from None
+    except OSError as e:
+        raise fail(write_failure(e, root / "<run>" / "ledger.jsonl")) from None
     if result.report_seconds is not None:
         Console().print(f"Report: [bold]{root / REPORT_DIRNAME / 'index.html'}[/] ({result.report_seconds:.1f} s)")
 
