@@ -140,3 +140,51 @@ def test_a_served_policy_gives_the_in_process_ledger_and_a_dying_server_an_adapt
     records = run(tmp_path / "dying", client, "remote")
     assert [r["status"] for r in records] == ["adapter_error", "adapter_error"]  # the sweep went on
     assert "is gone" in records[0]["error"] and f"ws://127.0.0.1:{dying.port}" in records[0]["error"]
+
+
+def wait_until(condition, seconds: float = 3.0) -> bool:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return condition()
+
+
+def test_the_probe_connection_is_closed_once_the_metadata_is_read():
+    """A client reads the server's metadata when it is built (the run's main process does, before its
+    workers connect): it holds no connection open until it queries."""
+    server = PolicyServer(CountsSinceReset(), port=0, announce=lambda message: None)
+    port = server.start()
+    try:
+        client = RemotePolicy(port=port)
+        assert client.control_messages  # it read the metadata
+        assert wait_until(lambda: not server._connections)
+        client.reset()  # and connects again when it needs to
+        assert client.infer_actions({}, "p", 224)[0, 0] == 1.0
+        client.close()
+    finally:
+        server.stop()
+
+
+def test_a_client_that_drops_is_one_info_line_not_a_traceback(caplog):
+    import logging
+    import socket
+
+    import websockets.sync.client
+
+    server = PolicyServer(CountsSinceReset(), port=0, announce=lambda message: None)
+    port = server.start()
+    try:
+        with caplog.at_level(logging.INFO):
+            ws = websockets.sync.client.connect(f"ws://127.0.0.1:{port}", compression=None)
+            ws.recv()  # the metadata
+            ws.socket.shutdown(socket.SHUT_RDWR)  # gone without a close frame (a killed worker)
+            ws.socket.close()
+            assert wait_until(lambda: not server._connections)
+    finally:
+        server.stop()
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]
+    assert any("disconnected" in r.getMessage() for r in caplog.records if r.levelno == logging.INFO)

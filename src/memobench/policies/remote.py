@@ -115,6 +115,9 @@ class RemotePolicy:
         self.connect_timeout, self.retries, self.backoff = connect_timeout, retries, backoff
         self._ws = None
         self.metadata = self._connect()
+        # Only probed here (the run's main process reads the metadata, its workers query): the
+        # connection is not held open, the first exchange opens one again.
+        self._close_socket()
         self.needs_images = bool(self.metadata.get("needs_images", True)) if needs_images is None else needs_images
         listed = self.metadata.get("control_messages")
         self.control_messages = (
@@ -340,8 +343,8 @@ class PolicyServer:
         except websockets.exceptions.ConnectionClosedError as e:
             if e.sent is not None and e.sent.code == FRAME_TOO_BIG:  # the guard did its job: no traceback
                 self._announce(f"closed a connection from {peer}: {e.sent.reason}")
-            else:
-                raise
+            else:  # gone without a close frame (a killed worker, a dropped network): nothing to fix here
+                log.info("a client from %s disconnected (%s)", peer, e)
         finally:
             self._connections.discard(connection)
 
