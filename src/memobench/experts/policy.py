@@ -55,7 +55,6 @@ class ExpertPolicy:
         self.plan_factory = plan_factory  # task id -> plan (tests swap in variants)
         self._models: dict[str, ForwardModel] = {}
         self._rng = np.random.default_rng(0)
-        self.recorder = None  # a Shared DecisionTable every expert records its decisions into
         self.reset()
 
     def reset(self) -> None:
@@ -109,9 +108,7 @@ class ExpertPolicy:
         return self._plan_chunk(model)
 
     def _new_expert(self, task) -> Expert:
-        expert = Expert(self.plan_factory(task.id), self._rng, self.mode)
-        expert.recorder = self.recorder
-        return expert
+        return Expert(self.plan_factory(task.id), self._rng, self.mode)
 
     def finished(self) -> bool:
         """True once the plan considered the task done by the last query's step: every
