@@ -174,14 +174,18 @@ def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], 
     return attrs, list(iter_demos(path, images=images))
 
 
+def first_non_finite_row(array: np.ndarray) -> int | None:
+    """The first row (index along axis 0) of ``array`` holding a NaN or an infinity, or None."""
+    array = np.asarray(array)
+    if not np.issubdtype(array.dtype, np.floating) or not array.size:
+        return None
+    bad = ~np.isfinite(array).reshape(len(array), -1).all(axis=1)
+    return int(np.argmax(bad)) if bad.any() else None
+
+
 def non_finite_rows(demo: Demo) -> list[str]:
     """``"<key> row <i> is not finite (NaN or inf)"`` for each floating-point array of ``demo``
     holding a NaN or an infinity (its first such row): ``data validate``, ``data export`` and
     ``train`` refuse such a demo."""
-    problems = []
-    for key, array in sorted(demo.arrays.items()):
-        if np.issubdtype(array.dtype, np.floating) and array.size:
-            bad = ~np.isfinite(array).reshape(len(array), -1).all(axis=1)
-            if bad.any():
-                problems.append(f"{key} row {int(np.argmax(bad))} is not finite (NaN or inf)")
-    return problems
+    rows = ((key, first_non_finite_row(array)) for key, array in sorted(demo.arrays.items()))
+    return [f"{key} row {row} is not finite (NaN or inf)" for key, row in rows if row is not None]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from memobench.core.oracle import oracle_prompt
-from memobench.data.demo_file import read_file_summary
+from memobench.data.demo_file import first_non_finite_row, read_file_summary
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot import completed_mask, current_checkpoints
 from memobench.data.state_features import features_path
@@ -226,26 +226,33 @@ def image_size(data_dir: Path) -> int:
 MIN_STD = 1e-2
 
 
+def refuse_non_finite(source: BatchSource, ref: Any, name: str, array: np.ndarray) -> None:
+    """ValueError naming the file, the demo and the row if ``array`` (``ref``'s ``name``: ``actions``
+    or ``state``) holds a NaN or an infinity: trained on, one makes every weight NaN."""
+    row = first_non_finite_row(array)
+    if row is not None:
+        raise ValueError(
+            f"{source.where(ref, name)}: {name} row {row} is not finite (NaN or inf); "
+            "refusing to train on it (memobench data validate lists such demos)"
+        )
+
+
 def check_finite(source: BatchSource) -> None:
-    """Refuse a demo with a NaN or infinite action or state: ValueError naming the file, the demo
-    and the first such row (trained on, one NaN makes every weight NaN)."""
+    """Refuse a demo with a NaN or infinite action (:func:`refuse_non_finite`); the states are checked
+    as :func:`state_statistics` reads them."""
     for ref in source.refs:
-        for name, array in (("actions", source.actions(ref)), ("state", source.states(ref))):
-            bad = ~np.isfinite(np.asarray(array, np.float64)).all(axis=tuple(range(1, np.ndim(array))))
-            if bad.any():
-                raise ValueError(
-                    f"{source.where(ref, name)}: {name} row {int(np.argmax(bad))} is not finite (NaN or inf); "
-                    "refusing to train on it (memobench data validate lists such demos)"
-                )
+        refuse_non_finite(source, ref, "actions", source.actions(ref))
 
 
 def state_statistics(source: BatchSource) -> tuple[np.ndarray, np.ndarray]:
     """Per-dimension mean and standard deviation (float32, std >= ``MIN_STD``) of every state of every demo
-    of ``source``, read demo by demo (float64 sums)."""
+    of ``source``, read demo by demo (float64 sums); a NaN or infinite state is refused
+    (:func:`refuse_non_finite`)."""
     total = square = 0.0
     count = 0
     for ref in source.refs:
         states = np.asarray(source.states(ref), np.float64)
+        refuse_non_finite(source, ref, "state", states)
         total, square, count = total + states.sum(0), square + (states**2).sum(0), count + len(states)
     if not count:
         raise ValueError("the demos hold no states to standardise by")

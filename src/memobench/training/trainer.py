@@ -331,7 +331,7 @@ def train(
         texts, table = load_texts(folder)
         cache = EmbeddingCache(embedder, texts, table)
     else:
-        check_finite(source)  # before the statistics: a NaN state would make them NaN
+        check_finite(source)  # the actions; the statistics check the states as they read them
         net.set_normalisation(*(torch.from_numpy(a) for a in state_statistics(source)))
     write_config(out, config_record(settings, policy_config.to_dict()) | {"embedder": embedder.name, "data": identity})
     log_path = out / "train_log.csv"
