@@ -246,18 +246,12 @@ class SimEnv:
         with scoped_global_numpy_seed(layout_seed), _quiet():
             self._env.reset()
             self._place_in_fixture_regions()
-        robot = self.libero.robots[0]
-        if arm_jitter:
-            self._jitter_arm(np.random.default_rng([ARM_JITTER_STREAM, layout_seed]), arm_jitter)
         # robosuite keeps the gripper's ramped command across soft resets; a fresh env starts
-        # at zero, so reset it or an episode would depend on the previous one. With the arm's
-        # start jittered (MEMOBench's protocol) the command starts fully open, holding the
-        # fingers where _jitter_arm put them.
-        gripper = robot.gripper
+        # at zero, so reset it or an episode would depend on the previous one.
+        gripper = self.libero.robots[0].gripper
         gripper.current_action = np.zeros(gripper.dof)
         if arm_jitter:
-            for _ in range(int(np.ceil(2.0 / gripper.speed))):  # ramped all the way open
-                gripper.format_action(NOOP_ACTION[6:])
+            self._jitter_arm(np.random.default_rng([ARM_JITTER_STREAM, layout_seed]), arm_jitter)
         self._last_obs = self.libero._get_observations(force_update=True)
         data = self.sim.data
         self.home_pose = (
@@ -269,10 +263,10 @@ class SimEnv:
         """Move the arm's joints by Gaussian draws of ``deviation`` and make that the controller's
         start: its goal the new hand pose, its nullspace target the new joints (else the arm
         would drift back toward LIBERO's pose while holding the hand still). The fingers start
-        fully open, at the ends of their ranges, where an open command leaves them: LIBERO's
-        start (0.0376) creeps open under the stabilisation's open commands for ~140 steps, so
-        their opening told how long ago the hand last opened (0.0387 at the first decision,
-        0.0389-0.0397 right after a trip home)."""
+        fully open, at the ends of their ranges, with the gripper's command ramped all the way
+        open, where an open command leaves them: LIBERO's start (0.0376) creeps open under the
+        stabilisation's open commands for ~140 steps, so their opening told how long ago the
+        hand last opened (0.0387 at the first decision, 0.0389-0.0397 right after a trip home)."""
         robot = self.libero.robots[0]
         data = self.sim.data
         joints = robot._ref_joint_pos_indexes
@@ -289,6 +283,8 @@ class SimEnv:
         robot.controller.update(force=True)
         robot.controller.update_initial_joints(qpos)
         robot.controller.reset_goal()
+        for _ in range(int(np.ceil(2.0 / robot.gripper.speed))):
+            robot.gripper.format_action(NOOP_ACTION[6:])
 
     def _place_in_fixture_regions(self) -> None:
         """Put each object that starts ``(In|On obj <fixture>_<region>)`` at that region's site.
