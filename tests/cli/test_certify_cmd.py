@@ -38,9 +38,7 @@ def test_markdown_is_regenerated_under_the_hand_written_notes(tmp_path, monkeypa
             "expert-slow": Rate(episodes, episodes),
             "expert-memoryless": Rate(19, 100),
             "expert-reactive": Rate(0, 100),
-            "adversary-slow": Rate(0, 20),
-            "adversary-arm": Rate(0, 20),
-            "adversary-state": Rate(0, 20),
+            **{adversary: Rate(0, 20) for adversary in certify.ADVERSARIES},
         }
         return [certify.Certificate(t.id, "temporal", 1 / 9, rates) for t in tasks]
 

@@ -9,8 +9,10 @@ import pytest
 
 from memobench.experts import policy as policy_module
 from memobench.experts.control import DOWN, forceful
-from memobench.experts.expert import CRAWL_FACTOR, SLOW_FROM, SLOW_PAUSES, Expert, GoHome, Plan
+from memobench.experts.expert import CRAWL_FACTOR, SLOW_FROM, SLOW_PAUSES, TALLY_TRIES, Expert, GoHome, Plan
+from memobench.experts.scene_tally import TallyShove
 from memobench.experts.skills import Skill
+from memobench.experts.state_table import Shared
 
 
 class Count(Skill):
@@ -246,3 +248,43 @@ def test_policy_resumes_the_plan_where_the_harness_stopped_executing(fake_policy
         executed += list(chunk[:replan])
         step += replan
     np.testing.assert_array_equal(np.array(executed[:8]), reference)
+
+
+class FakeTally:
+    """A register written by the shove it hands out (a 4-action skill labelled 99), unless ``stuck``."""
+
+    def __init__(self, stuck: bool = False):
+        self.stuck, self.shoves = stuck, []
+
+    def written(self, scene) -> bool:
+        return bool(self.shoves) and not self.stuck and self.shoves[-1].finished
+
+    def write(self, scene):
+        shove = TallyShove([Count(99, 4)], name="shove")
+        self.shoves.append(shove)
+        return shove
+
+
+def test_scene_expert_keeps_its_memory_only_while_its_tally_stands():
+    # with something in memory at home it shoves first, then counts to three from the tally's memory;
+    # the plan is not told the shove finished (it counts only its own skills)
+    expert = Expert(Counting(), np.random.default_rng(1), mode="scene")
+    expert.tally = Shared(FakeTally())
+    expert.start(None, [])
+    actions = run(expert, 12)
+    assert list(actions[:10, 0]) == [99] * 4 + [0, 0, 1, 1, 2, 2] and expert.done
+    # a shove that never moves its object: tried TALLY_TRIES times, then it forgets before every
+    # decision, as the memoryless expert does
+    expert = Expert(Counting(), np.random.default_rng(1), mode="scene")
+    expert.tally = Shared(FakeTally(stuck=True))
+    expert.start(None, [])
+    actions = run(expert, 60)
+    assert list(actions[: 4 * TALLY_TRIES, 0]) == [99] * 4 * TALLY_TRIES
+    assert not expert.done and 99.0 not in set(actions[4 * TALLY_TRIES :, 0])
+    # away from home (holding something, a drawer open) it keeps what it knows and does not shove
+    expert = Expert(Counting(), np.random.default_rng(1), mode="scene")
+    expert.tally = Shared(FakeTally())
+    expert.start(None, [])
+    away = AwayScene(away=10**6, holding=True)
+    actions = np.array([expert.act(away) for _ in range(8)])
+    assert list(actions[:6, 0]) == [0, 0, 1, 1, 2, 2] and expert.done

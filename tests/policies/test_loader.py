@@ -324,7 +324,7 @@ def test_unknown_builtin_suggests_the_closest(name: str, suggestion: str) -> Non
     assert message.startswith(f"unknown policy {name!r}; did you mean {suggestion}")
     assert message.endswith(
         "? (built-in: noop, random, expert, expert-memoryless, expert-reactive, expert-slow, adversary-slow, "
-        "adversary-arm, adversary-state, arena-exploit, arena-exploit-register, remote, checkpoint)"
+        "adversary-arm, adversary-state, adversary-scene, arena-exploit, arena-exploit-register, remote, checkpoint)"
     )
 
 
@@ -334,8 +334,8 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
     assert (
         str(info.value)
         == "unknown policy 'openvla' (built-in: noop, random, expert, expert-memoryless, expert-reactive, "
-        "expert-slow, adversary-slow, adversary-arm, adversary-state, arena-exploit, arena-exploit-register, "
-        "remote, checkpoint)"
+        "expert-slow, adversary-slow, adversary-arm, adversary-state, adversary-scene, arena-exploit, "
+        "arena-exploit-register, remote, checkpoint)"
     )
     assert list(BUILTIN_POLICIES) == [
         "noop",
@@ -347,6 +347,7 @@ def test_unknown_builtin_without_a_close_name_lists_the_builtins() -> None:
         "adversary-slow",
         "adversary-arm",
         "adversary-state",
+        "adversary-scene",
         "arena-exploit",
         "arena-exploit-register",
         "remote",

@@ -12,6 +12,7 @@ from memobench.core.spec import MemoryOp, MemoryType
 from memobench.core.suite import Suite
 from memobench.metrics.rates import Rate
 from memobench.report.certify import (
+    ADVERSARIES,
     NOTES_MARKER,
     Certificate,
     certificates,
@@ -62,9 +63,7 @@ def cert(
         "expert-slow": Rate(*slow),
         "expert-memoryless": Rate(*memoryless),
         "expert-reactive": Rate(*reactive),
-        "adversary-slow": Rate(*adversaries),
-        "adversary-arm": Rate(*adversaries),
-        "adversary-state": Rate(*adversaries),
+        **{adversary: Rate(*adversaries) for adversary in ADVERSARIES},
     }
     return Certificate(task_id, memory_type, chance, rates, failures or {}, seconds)
 
@@ -103,25 +102,21 @@ def test_a_policy_that_never_ran_leaves_the_task_pending_not_passed():
         "expert-slow",
         "expert-memoryless",
         "expert-reactive",
-        "adversary-slow",
-        "adversary-arm",
-        "adversary-state",
+        *ADVERSARIES,
     ]
-    assert c.verdict == "pending: slow, memoryless, reactive, adv-slow, adv-arm, adv-state not run yet"
+    assert c.verdict == "pending: slow, memoryless, reactive, adv-slow, adv-arm, adv-state, adv-scene not run yet"
     failed = Certificate("O", "object", 0.5, {"expert": Rate(10, 20)})
     assert failed.verdict == "fail: expert SR 50% < 95%"  # a failure seen is not hidden as pending
 
 
 def test_a_policy_short_of_its_episodes_leaves_the_task_pending_whatever_its_partial_rate():
     required = {"expert": 20, "expert-slow": 20, "expert-memoryless": 100, "expert-reactive": 100}
-    required |= {"adversary-slow": 20, "adversary-arm": 20, "adversary-state": 20}
+    required |= dict.fromkeys(ADVERSARIES, 20)
     rates = {
         "expert": Rate(20, 20),
         "expert-slow": Rate(20, 20),
         "expert-memoryless": Rate(25, 100),
-        "adversary-slow": Rate(0, 20),
-        "adversary-arm": Rate(0, 20),
-        "adversary-state": Rate(0, 20),
+        **{adversary: Rate(0, 20) for adversary in ADVERSARIES},
     }
     # 20 of 100 reactive episodes at 0%: not yet a pass (80 more could all succeed).
     low = Certificate("O", "object", 0.5, {**rates, "expert-reactive": Rate(0, 20)}, required=required)
@@ -136,7 +131,8 @@ def test_a_policy_short_of_its_episodes_leaves_the_task_pending_whatever_its_par
     assert both.verdict == "fail: expert SR 75% < 95%"
     idle = Certificate("O", "object", 0.5, {"expert": Rate(20, 20), "expert-slow": Rate(3, 3)}, required=required)
     assert (
-        idle.verdict == "pending: slow at 3/20 episodes; memoryless, reactive, adv-slow, adv-arm, adv-state not run yet"
+        idle.verdict
+        == "pending: slow at 3/20 episodes; memoryless, reactive, adv-slow, adv-arm, adv-state, adv-scene not run yet"
     )
 
 
@@ -145,7 +141,7 @@ def test_certificates_leave_a_task_pending_until_every_policy_ran_its_episodes()
     full = [record(task.id, e, True) for e in range(4)]
     blind = [record(task.id, e, False) for e in range(8)]
     ledgers = {"expert": full, "expert-slow": full, "expert-memoryless": blind, "expert-reactive": blind[:5]}
-    ledgers |= {"adversary-slow": blind, "adversary-arm": blind, "adversary-state": blind}
+    ledgers |= dict.fromkeys(ADVERSARIES, blind)
     counts = episode_counts(4, 8, 8, 8)
     (c,) = certificates([task], ledgers, counts)
     assert c.pending == ["expert-reactive"] and c.verdict == "pending: reactive at 5/8 episodes"
@@ -181,9 +177,7 @@ def test_certificates_count_errors_as_failures_and_only_the_asked_episodes():
         "expert-slow": expert[:4],
         "expert-memoryless": memoryless,
         "expert-reactive": reactive,
-        "adversary-slow": reactive,
-        "adversary-arm": reactive,
-        "adversary-state": reactive,
+        **dict.fromkeys(ADVERSARIES, reactive),
     }
     (c,) = certificates([task], ledgers, episode_counts(4, 4, 4, 4))
     assert (c.rate("expert").k, c.rate("expert").n) == (3, 4)
@@ -193,11 +187,10 @@ def test_certificates_count_errors_as_failures_and_only_the_asked_episodes():
     assert c.failures == {
         "expert-memoryless": {"storage_failure": 3},
         "expert-reactive": over,
-        "adversary-slow": over,
-        "adversary-arm": over,
-        "adversary-state": over,
+        **dict.fromkeys(ADVERSARIES, over),
     }
-    assert c.episode_seconds == pytest.approx(28 * 2.5)  # the counted episodes' totals only
+    # the counted episodes' totals only: 4 each (the adapter error counts, the fifth does not)
+    assert c.episode_seconds == pytest.approx((16 + 4 * len(ADVERSARIES)) * 2.5)
 
 
 def test_each_policy_is_judged_on_its_own_episode_count():
@@ -205,7 +198,7 @@ def test_each_policy_is_judged_on_its_own_episode_count():
     expert = [record(task.id, e, True) for e in range(6)]
     blind = [record(task.id, e, e % 2 == 0) for e in range(10)]
     ledgers = {"expert": expert, "expert-slow": expert, "expert-memoryless": blind, "expert-reactive": blind}
-    ledgers |= {"adversary-slow": blind, "adversary-arm": blind, "adversary-state": blind}
+    ledgers |= dict.fromkeys(ADVERSARIES, blind)
     (c,) = certificates([task], ledgers, episode_counts(4, memoryless=8, reactive=6, adversaries=2))
     assert (c.rate("expert").k, c.rate("expert").n) == (4, 4)
     assert (c.rate("expert-slow").k, c.rate("expert-slow").n) == (4, 4)
@@ -305,18 +298,18 @@ def test_markdown_table_has_every_task_the_rule_and_how_guessing_failed():
     assert "Generated by `memobench certify --tasks all` on 2026-11-29. The episodes took 2.0 h in all" in text
     assert (
         "Episodes per task (expert 20, slow 20, memoryless 100, reactive 100, adv-slow 30, adv-arm 50, "
-        "adv-state 30), each "
+        "adv-state 30, adv-scene 30), each "
         "policy's from seed 7 on, replan interval 5"
     ) in text
     assert "**1/2 tasks pass.**" in text
     assert (
         "| A | object | 20/20 (100%) | 20/20 (100%) | 45/100 (45%) | 50/100 (50%) | 0/20 (0%) | 0/20 (0%) "
-        "| 0/20 (0%) | 50.0% | 0.86 / 0.54 / 1.00 / 1.00 / 1.00 | pass | storage_failure 55 | storage_failure 50 "
-        "| - | - | - |"
+        "| 0/20 (0%) | 0/20 (0%) | 50.0% | 0.86 / 0.54 / 1.00 / 1.00 / 1.00 / 1.00 | pass | storage_failure 55 "
+        "| storage_failure 50 | - | - | - | - |"
     ) in text
     assert (
         "| B | temporal | 20/20 (100%) | 20/20 (100%) | 65/100 (65%) | 0/100 (0%) | 0/20 (0%) | 0/20 (0%) | 0/20 (0%) "
-        "| 25.0% | " in text
+        "| 0/20 (0%) | 25.0% | " in text
     )
     assert "**FAIL**: expert-memoryless SR 65% > chance 25.0% + 10 points | over_execution 35 |" in text
 

@@ -14,7 +14,7 @@ from tests.sim.expert_episodes import PILOTS
 
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
-from memobench.experts.policy import ArmRegisterPolicy, ExpertPolicy
+from memobench.experts.policy import ArmRegisterPolicy, ExpertPolicy, SceneTallyPolicy
 from memobench.policies.adapter import AdapterGuard
 from memobench.sim.env import SimEnv
 
@@ -132,3 +132,18 @@ def test_adversary_arm_forgets_at_every_home_gate(suite, envs):
     assert None not in t09.gates and t09.violation.name == "third-pour" and t09.violation.step > t09.gates[1]
     assert s01.gates[0] is not None and not s01.success
     assert s01.violation.name == "wrong-drawer-opened" and s01.violation.step > s01.gates[0]
+
+
+def test_adversary_scene_is_caught_by_the_register_rules(suite, envs):
+    """adversary-scene keeps what it learnt by shoving an object off its place; the register rules
+    end the episode at the shove. T07: the pan the task moves only after the stove was turned off
+    (``moved-early``); P05: a plate (flat: the push runs low enough not to ride over its rim)."""
+    policy = SceneTallyPolicy()
+    try:
+        t07, _ = run_expert(suite, envs, "T07-stove-on-off-pan-on-stove", 0, 5, policy)
+        policy.reset()
+        p05, _ = run_expert(suite, envs, "P05-buffered-swap", 0, 5, policy)
+    finally:
+        policy.close()
+    assert t07.violation.name == "moved-early:chefmate_8_frypan_1" and not t07.success
+    assert p05.violation.name.startswith("disturbed:plate_") and not p05.success

@@ -22,8 +22,13 @@ is about ``a``; ``b``, a receiver, never needs to move). The task file's home ga
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from memobench.core import expr
+from memobench.core.bddl_names import declared_section
+
+if TYPE_CHECKING:
+    from memobench.core.tracker import TrackedCheckpoint
 
 DISTURB_DISTANCE = 0.03  # metres: a nudge a policy makes on purpose, not one a placement makes
 DISTURB_TURN = 0.35  # radians (20 degrees), about any axis
@@ -83,6 +88,24 @@ def still_rules(
         elif predecessor[moves[name]] is not None and name not in free:
             rules.append((f"moved-early:{name}", text, predecessor[moves[name]]))
     return rules
+
+
+def object_rules(
+    bddl: str, checkpoints: Sequence[TrackedCheckpoint], free: Iterable[str] = ()
+) -> list[tuple[str, str, int | None]]:
+    """(name, predicate, until) of the disturbed / moved-early rules of a problem whose tracked
+    sequence (checkpoints and gates, predicates bound) is ``checkpoints``; ``free`` as in
+    :func:`still_rules`."""
+    objects = declared_section(bddl, "objects")
+    # Checkpoint k is current once the last required checkpoint (or gate) before it completed.
+    predecessor: list[int | None] = []
+    last: int | None = None
+    for i, cp in enumerate(checkpoints):
+        predecessor.append(last)
+        if not cp.optional:
+            last = i
+    moves = first_moves([cp.predicate for cp in checkpoints], objects)
+    return still_rules(objects, moves, predecessor, free)
 
 
 def fixture_parts(fixtures: dict[str, str]) -> list[tuple[str, str]]:

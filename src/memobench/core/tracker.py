@@ -60,13 +60,14 @@ RoboMemArena's protocol it also ends it as soon as ``finished``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memobench.core import expr
 from memobench.core.expr import Expr
 from memobench.core.predicates import CompiledPredicate, PourCounters, StateView, compile_predicate
 from memobench.core.records import CheckpointResult
-from memobench.core.spec import MemoryOp
+from memobench.core.spec import MemoryOp, TaskSpec
 
 EXTRA_POUR = "extra_pour"
 POUR_OUTSIDE_ZONE = "pour-outside-zone"  # violation: a counted pour started or ended outside the zone
@@ -99,6 +100,33 @@ class TrackedViolation:
     predicate: Expr
     after: int | None = None
     until: int | None = None
+
+
+def bound_checkpoints(
+    spec: TaskSpec, binding: Mapping[str, object]
+) -> tuple[list[TrackedCheckpoint], dict[str, int], dict[str, int]]:
+    """The tracked sequence of a task under a binding: its checkpoints in order, each home gate right
+    after the checkpoint it follows (``home()``, and its ``where`` when set), predicates bound.
+
+    Returns the sequence, checkpoint id -> its index, and checkpoint id -> the index of the gate after it.
+    """
+
+    def bound(predicate: str) -> Expr:
+        return expr.substitute(expr.parse(predicate), binding)
+
+    gates = {gate.after: gate for gate in spec.home}
+    checkpoints: list[TrackedCheckpoint] = []
+    index: dict[str, int] = {}
+    gate_index: dict[str, int] = {}
+    for cp in spec.checkpoints:
+        index[cp.id] = len(checkpoints)
+        checkpoints.append(TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional))
+        if cp.id in gates:
+            gate_index[cp.id] = len(checkpoints)
+            gate = gates[cp.id]
+            passed = "home()" if gate.where is None else f"home() and ({gate.where})"
+            checkpoints.append(TrackedCheckpoint(bound(passed), None, gate=True))
+    return checkpoints, index, gate_index
 
 
 @dataclass(frozen=True)

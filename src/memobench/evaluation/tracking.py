@@ -8,7 +8,13 @@ from typing import Any
 from memobench.core import expr, registers
 from memobench.core.bddl_names import declared_section
 from memobench.core.suite import Task
-from memobench.core.tracker import CheckpointTracker, CountingMonitor, TrackedCheckpoint, TrackedViolation
+from memobench.core.tracker import (
+    CheckpointTracker,
+    CountingMonitor,
+    TrackedCheckpoint,
+    TrackedViolation,
+    bound_checkpoints,
+)
 from memobench.evaluation.protocol import Protocol
 
 LEFT_BEFORE_HOME = "left-before-home"  # violation: a gate's ``keep`` broke before the arm was home
@@ -28,18 +34,7 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
         return expr.substitute(expr.parse(predicate), binding)
 
     spec = task.spec
-    gates = {gate.after: gate for gate in spec.home}
-    checkpoints: list[TrackedCheckpoint] = []
-    index: dict[str, int] = {}  # checkpoint id -> tracker index
-    gate_index: dict[str, int] = {}  # checkpoint id -> tracker index of the gate after it
-    for cp in spec.checkpoints:
-        index[cp.id] = len(checkpoints)
-        checkpoints.append(TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional))
-        if cp.id in gates:
-            gate_index[cp.id] = len(checkpoints)
-            gate = gates[cp.id]
-            passed = "home()" if gate.where is None else f"home() and ({gate.where})"
-            checkpoints.append(TrackedCheckpoint(bound(passed), None, gate=True))
+    checkpoints, index, gate_index = bound_checkpoints(spec, binding)
     violations = [
         TrackedViolation(v.name, bound(v.predicate), index.get(v.after), index.get(v.until)) for v in spec.violations
     ]
@@ -80,18 +75,9 @@ def _register_rules(
     task: Task, binding: dict[str, Any], checkpoints: list[TrackedCheckpoint]
 ) -> list[TrackedViolation]:
     bddl = task.bddl(binding)
-    objects = declared_section(bddl, "objects")
-    # Checkpoint k is current once the last required checkpoint (or gate) before it completed.
-    predecessor: list[int | None] = []
-    last: int | None = None
-    for i, cp in enumerate(checkpoints):
-        predecessor.append(last)
-        if not cp.optional:
-            last = i
-    moves = registers.first_moves([cp.predicate for cp in checkpoints], objects)
     rules = [
         TrackedViolation(name, expr.parse(text), None, until)
-        for name, text, until in registers.still_rules(objects, moves, predecessor, free=task.spec.moves_early)
+        for name, text, until in registers.object_rules(bddl, checkpoints, free=task.spec.moves_early)
     ]
     parts = registers.fixture_parts(declared_section(bddl, "fixtures"))
     rules += [TrackedViolation(name, expr.parse(text)) for name, text in registers.ajar_rules(parts)]

@@ -41,6 +41,12 @@ docs/protocol.md ("Registers") require of every policy.
   recorded decision whose state observation is nearest the current one
   (:attr:`Expert.table`, :mod:`~memobench.experts.state_table`): a memoryless policy that
   reads its history out of every number of the state (``adversary-state``).
+- ``scene``: the expert whose memory survives only while a tally it wrote stands in the scene
+  (``adversary-scene``, :mod:`~memobench.experts.scene_tally`): deciding with its hand home
+  and something in memory, it first shoves an object no checkpoint needs moved off its place;
+  at every later decision at home it keeps its memory if that object still stands off its
+  place and forgets everything otherwise. The register rules forbid the shove; it measures
+  that they fire.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ import numpy as np
 
 from memobench.experts.control import DOWN, OPEN, Forceful, hold_action, pose_action
 from memobench.experts.scene import Scene
+from memobench.experts.scene_tally import TallyShove
 from memobench.experts.side_grasp import side_rot
 from memobench.experts.skills import BackOff, Chain, MoveTo, MoveToFixed, Rise, Skill
 
@@ -71,6 +78,7 @@ class Mode(StrEnum):
     CRAWL = "crawl"
     ARM = "arm"
     STATE = "state"
+    SCENE = "scene"
 
 
 # Steps the slow expert holds still after each motion step. One pause does not halve the
@@ -90,6 +98,7 @@ WRIST = 4  # joint 5, 0-based: 0 with the hand pointing down from the start pose
 WRIST_FLIPPED = 1.5  # radians of joint 5 beyond which GoHome unflips the wrist first
 UNFLIP_YAW = np.radians(90.0)  # the level hand points this way (+y) while the wrist unflips
 FULLY_OPEN = 0.0798  # metres between the finger joints: open (0.080 at a start) to 0.2 mm
+TALLY_TRIES = 2  # scene mode: shoves it tries before it gives its register up
 
 
 class Plan:
@@ -218,6 +227,9 @@ class Expert:
         self.gate_pending = False  # arm mode: the episode waits for the arm at home (set by the policy)
         # state mode: a Shared DecisionTable whose lookup gives the memory of each decision
         self.table = None
+        # scene mode: a Shared Tally (the register it writes and reads) and the shoves it tried
+        self.tally = None
+        self.shoves = 0
         # a Shared DecisionTable that records the state and memory of each decision (None: none)
         self.recorder = None
 
@@ -257,6 +269,10 @@ class Expert:
                     self.skill, self._homed = GoHome(scene), True
                 else:
                     self._homed = False
+                    if self.mode is Mode.SCENE:
+                        self.skill = self._scene_register(scene)
+                        if self.skill is not None:
+                            continue
                     if self.mode is Mode.STATE:
                         self.memory = self.table.value.lookup(scene)
                     elif self.memoryless or (self.mode is Mode.ARM and scene.at_home()):
@@ -272,7 +288,7 @@ class Expert:
             if action is not None:
                 self._grip = float(action[6])
                 return action
-            if not isinstance(self.skill, GoHome):
+            if not isinstance(self.skill, GoHome | TallyShove):
                 self.plan.remember(self.skill, scene, self.memory)
             if self.mode is Mode.CRAWL and self.skill.steps:
                 self._rests = [hold_action(self._grip)] * ((CRAWL_FACTOR - 1) * self.skill.steps)
@@ -280,3 +296,17 @@ class Expert:
             if self._rests:
                 return self._rests.pop()
         return hold_action(OPEN)
+
+    def _scene_register(self, scene: Scene) -> Skill | None:
+        """Scene mode, before a decision: the shove that writes the tally, or None (decide now,
+        the memory kept or forgotten as the tally reads)."""
+        tally = self.tally.value
+        if tally.written(scene) or not scene.at_home():  # away from home: mid-task, still at it
+            return None
+        if self.memory and self.shoves < TALLY_TRIES:
+            self.shoves += 1
+            shove = tally.write(scene)
+            if shove is not None:
+                return shove
+        self.memory.clear()
+        return None

@@ -1,6 +1,6 @@
 """The built-in scripted policies (adapter contract): ``expert``, its three baselines
 ``expert-memoryless``, ``expert-reactive`` and ``expert-slow``, and the adversaries
-``adversary-slow``, ``adversary-arm`` and ``adversary-state``
+``adversary-slow``, ``adversary-arm``, ``adversary-state`` and ``adversary-scene``
 (:class:`~memobench.experts.expert.Mode`).
 
 They are privileged (``privileged = True``): the harness adds to each query
@@ -215,4 +215,19 @@ class StateTablePolicy(ExpertPolicy):
     def _new_expert(self, task) -> Expert:
         expert = super()._new_expert(task)
         expert.table = self._table(task)
+        return expert
+
+
+class SceneTallyPolicy(ExpertPolicy):
+    """``adversary-scene``: the expert whose memory survives only while an object it shoved off its
+    place stands there (:mod:`~memobench.experts.scene_tally`): a memoryless policy that keeps a
+    tally in the scene."""
+
+    mode = Mode.SCENE
+
+    def _new_expert(self, task) -> Expert:
+        from memobench.experts.scene_tally import Tally
+
+        expert = super()._new_expert(task)
+        expert.tally = Shared(Tally(task, self._model(task).env.bddl))
         return expert

@@ -27,6 +27,7 @@ BUILTIN_POLICIES: dict[str, str] = {
     "adversary-slow": "memobench.experts.policy:CrawlingReactivePolicy",
     "adversary-arm": "memobench.experts.policy:ArmRegisterPolicy",
     "adversary-state": "memobench.experts.policy:StateTablePolicy",
+    "adversary-scene": "memobench.experts.policy:SceneTallyPolicy",
     # memoryless exploits of RoboMemArena's scoring (the arena suite): docs/arena.md
     "arena-exploit": "memobench.experts.arena_exploits:ArenaExploitPolicy",
     "arena-exploit-register": "memobench.experts.arena_exploits:ArenaRegisterExploitPolicy",

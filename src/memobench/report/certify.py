@@ -13,8 +13,9 @@ run folder (``<out_root>/<policy>``; resumable like any run):
   solving it takes memory;
 - so must the adversaries, memoryless policies that try to pass by exploiting
   the rules: ``adversary-slow`` (a redo long after the goal), ``adversary-arm``
-  (memory stored in the arm's pose) and ``adversary-state`` (history read out of
-  every number of the state observation).
+  (memory stored in the arm's pose), ``adversary-state`` (history read out of
+  every number of the state observation) and ``adversary-scene`` (memory kept in an
+  object it shoved off its place).
 
 Each policy has its own episode count (:func:`episode_counts`; all start at the
 same seed, so each includes the experts'). The memoryless expert runs the most:
@@ -24,7 +25,8 @@ chance 1/2 is 11 points, and an exact guesser exceeds chance + 10 points in 13%
 of tasks (19% at chance 1/3); over 50 about 6%, over 100 about 2%. The reactive
 expert and ``adversary-slow`` are deterministic given the layout (30 each);
 ``adversary-arm`` guesses where a gate wipes its memory (50); ``adversary-state`` is
-deterministic given the layout (30).
+deterministic given the layout (30); ``adversary-scene`` guesses only where its shove
+fails to move anything (30).
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ MEMORYLESS_EPISODES = 100
 REACTIVE_EPISODES = 30
 # adversary-slow is the reactive expert slowed down (deterministic given the layout, as the reactive
 # one); adversary-arm guesses like the memoryless expert wherever a gate wipes its memory;
-# adversary-state is deterministic given the layout (its table's nearest neighbour decides)
-ADVERSARY_EPISODES = {"adversary-slow": 30, "adversary-arm": 50, "adversary-state": 30}
+# adversary-state is deterministic given the layout (its table's nearest neighbour decides);
+# adversary-scene guesses only after a shove that moved nothing
+ADVERSARY_EPISODES = {"adversary-slow": 30, "adversary-arm": 50, "adversary-state": 30, "adversary-scene": 30}
 SOLVERS: dict[str, float] = {"expert": EXPERT_MIN_SR, "expert-slow": SLOW_MIN_SR}  # policy -> least SR
-ADVERSARIES = ("adversary-slow", "adversary-arm", "adversary-state")
+ADVERSARIES = ("adversary-slow", "adversary-arm", "adversary-state", "adversary-scene")
 BLIND = ("expert-memoryless", "expert-reactive", *ADVERSARIES)  # each held to chance + MEMORYLESS_MARGIN
 POLICIES = (*SOLVERS, *BLIND)
 SHORT = {
@@ -67,6 +70,7 @@ SHORT = {
     "adversary-slow": "adv-slow",
     "adversary-arm": "adv-arm",
     "adversary-state": "adv-state",
+    "adversary-scene": "adv-scene",
 }
 # Below this p(luck) a memoryless baseline beats the stated chance level by more than luck explains:
 # the level is probably too low. Certification points such tasks out, pass or fail.
