@@ -259,7 +259,7 @@ class FakeTally:
     def written(self, scene) -> bool:
         return bool(self.shoves) and not self.stuck and self.shoves[-1].finished
 
-    def write(self, scene):
+    def write(self, scene, attempt):
         shove = TallyShove([Count(99, 4)], name="shove")
         self.shoves.append(shove)
         return shove

@@ -42,10 +42,10 @@ docs/protocol.md ("Registers") require of every policy.
   (:attr:`Expert.table`, :mod:`~memobench.experts.state_table`): a memoryless policy that
   reads its history out of every number of the state (``adversary-state``).
 - ``scene``: the expert whose memory survives only while a tally it wrote stands in the scene
-  (``adversary-scene``, :mod:`~memobench.experts.scene_tally`): deciding with its hand home
-  and something in memory, it first shoves an object no checkpoint needs moved off its place;
-  at every later decision at home it keeps its memory if that object still stands off its
-  place and forgets everything otherwise. The register rules forbid the shove; it measures
+  (``adversary-scene``, :mod:`~memobench.experts.scene_tally`): deciding with its hand empty,
+  everything shut and something in memory, it first shoves an object no checkpoint needs moved
+  off its place; at every later such decision it keeps its memory if that object still stands
+  off its place and forgets everything otherwise. The register rules forbid the shove; it measures
   that they fire.
 """
 
@@ -98,7 +98,7 @@ WRIST = 4  # joint 5, 0-based: 0 with the hand pointing down from the start pose
 WRIST_FLIPPED = 1.5  # radians of joint 5 beyond which GoHome unflips the wrist first
 UNFLIP_YAW = np.radians(90.0)  # the level hand points this way (+y) while the wrist unflips
 FULLY_OPEN = 0.0798  # metres between the finger joints: open (0.080 at a start) to 0.2 mm
-TALLY_TRIES = 2  # scene mode: shoves it tries before it gives its register up
+TALLY_TRIES = 3  # scene mode: shoves it tries (each another way) before it gives its register up
 
 
 class Plan:
@@ -299,13 +299,15 @@ class Expert:
 
     def _scene_register(self, scene: Scene) -> Skill | None:
         """Scene mode, before a decision: the shove that writes the tally, or None (decide now,
-        the memory kept or forgotten as the tally reads)."""
+        the memory kept or forgotten as the tally reads). With something in hand or a fixture
+        open it is mid-task and keeps what it knows; with neither it decides as from home (where
+        a trip home left it, if that trip failed: a hand stuck away from home is no register)."""
         tally = self.tally.value
-        if tally.written(scene) or not scene.at_home():  # away from home: mid-task, still at it
+        if tally.written(scene) or scene.holding() or not scene.all_shut():  # mid-task: still at it
             return None
         if self.memory and self.shoves < TALLY_TRIES:
+            shove = tally.write(scene, self.shoves)
             self.shoves += 1
-            shove = tally.write(scene)
             if shove is not None:
                 return shove
         self.memory.clear()

@@ -39,9 +39,12 @@ HOVER = 0.15  # metres over the table top: the least height the hand crosses at,
 HAND_REACH = 0.10  # metres the hand spans either side of its grip site (the fingers' axis, low down)
 HAND_DEPTH = 0.05  # metres from the grip site up to the hand's top: a crossing clears what is lower than this
 STANDOFF = 0.03  # metres between the object's near edge and the closed fingers before the push
-REACH_X = (-0.30, 0.25)  # table xy the push may start and end in (the arm's comfortable reach)
+# Table xy the hand may push in. Beyond x = 0.05 the arm, pushing low, ended folded where it could
+# not servo back home (stuck at x 0.04-0.07, 1.08-1.18 m up: O01, T04).
+REACH_X = (-0.30, 0.05)
 REACH_Y = (-0.35, 0.35)
 DIRECTIONS = 8  # push directions tried, evenly spaced
+BOX = 6  # MuJoCo's geom type of a box
 
 _INIT_ON = re.compile(r"\(\s*On\s+([A-Za-z0-9_]+)\s+([A-Za-z0-9_]+)\s*\)")
 _REGION = re.compile(
@@ -90,24 +93,26 @@ class Tally:
         """Some tally object stands off its start region by more than :data:`READ_MARGIN`."""
         return any(self.offset(scene, name) > READ_MARGIN for name in self.objects)
 
-    def write(self, scene: Scene) -> Skill | None:
-        """A shove of the visible tally object nearest the hand, or None (no object to shove)."""
+    def write(self, scene: Scene, attempt: int = 0) -> Skill | None:
+        """A shove of the visible tally object nearest the hand, or None (no object to shove). Each
+        ``attempt`` (0, 1, ...) takes the next clearest direction: a push that stalled (the fingers
+        pressing a plate's rim down onto the table) is not tried again the same way."""
         visible = [name for name in self.objects if not scene.hidden(name)]
         if not visible:
             return None
         hand = scene.eef_pos()
         name = min(visible, key=lambda n: float(np.linalg.norm((scene.pos(n) - hand)[:2])))
-        return self._shove(scene, name)
+        return self._shove(scene, name, attempt)
 
-    def _shove(self, scene: Scene, name: str) -> Skill | None:
+    def _shove(self, scene: Scene, name: str, attempt: int) -> Skill | None:
         """Push ``name`` along the direction (of :data:`DIRECTIONS`) whose way is clearest: the
         hand crosses over to the push's start at the height it is at (home: over everything but the
         fixtures), goes straight down there and pushes; each part kept as far as it can from every
         other collision geom (their bounding circles; the hand is :data:`HAND_REACH` wide either
-        side low down). None when no direction starts and ends within the arm's reach."""
+        side low down). The ``attempt``-th clearest direction (cycling); None when no direction starts
+        and ends within the arm's reach."""
         region, reach = self.regions[name]
         centre, here = scene.pos(region)[:2], scene.pos(name)[:2]
-        radius = _radius(scene, name)
         table = scene.table_top()
         z_cross = max(scene.eef_pos()[2], table + HOVER)
         z_push = table + PUSH_HEIGHT
@@ -115,22 +120,22 @@ class Tally:
         low = [(xy, r + HAND_REACH) for xy, r, _ in obstacles]
         tall = [(xy, r + HAND_REACH) for xy, r, top in obstacles if top > z_cross - HAND_DEPTH]
         hand = scene.eef_pos()[:2]
-        best, best_room = None, -np.inf
+        ways = []
         for k in range(DIRECTIONS):
             angle = 2 * np.pi * k / DIRECTIONS
             d = np.array([np.cos(angle), np.sin(angle)])
+            radius = _radius(scene, name, d)
             # push until the object is PUSH_MARGIN past the region's reach, along d from where it is
             travel = _travel_to(here - centre, d, reach + PUSH_MARGIN)
             start = here - d * (radius + STANDOFF)
             end = start + d * (radius + STANDOFF + travel)  # where the hand stops pushing
-            if not all(_in_reach(p) for p in (start, end + d * radius)):
+            if not all(_in_reach(p) for p in (start, end)):
                 continue
             room = min(_clearance(hand, start, tall), _clearance(start, end, low))
-            if room > best_room:
-                best, best_room = (d, travel, start), room
-        if best is None:
+            ways.append((-room, k, d, travel, start, radius))
+        if not ways:
             return None
-        d, travel, start = best
+        _, _, d, travel, start, radius = sorted(ways, key=lambda way: way[:2])[attempt % len(ways)]
         start3 = np.array([*start, z_push])
         return TallyShove(
             [
@@ -193,15 +198,23 @@ def _geoms(scene: Scene) -> list[tuple[int, str]]:
     return found
 
 
-def _radius(scene: Scene, name: str) -> float:
-    """The object's horizontal reach from its origin (metres), from its collision geoms' bounding
-    spheres (an overestimate: the push starts a little farther out)."""
-    model = scene.env.sim.model
+def _radius(scene: Scene, name: str, d: np.ndarray) -> float:
+    """How far the object reaches from its origin toward ``-d`` (xy, metres): where a push along
+    ``d`` first meets it. Box geoms by their corners; any other geom by its bounding sphere."""
+    model, data = scene.env.sim.model, scene.env.sim.data
     here = scene.pos(name)[:2]
     mine = [g for g, body in _geoms(scene) if body.startswith(name + "_")]
     if not mine:
         return 0.05
-    return max(float(np.linalg.norm(scene.geom_pos(g)[:2] - here) + model.geom_rbound[g]) for g in mine)
+    reach = []
+    for g in mine:
+        back = float((here - scene.geom_pos(g)[:2]) @ d)  # the geom's centre behind the origin
+        if model.geom_type[g] == BOX:
+            axes = np.array(data.geom_xmat[g]).reshape(3, 3)[:2, :]  # columns: the box's axes, in xy
+            reach.append(back + float(np.abs(axes.T @ d) @ model.geom_size[g]))
+        else:
+            reach.append(back + float(model.geom_rbound[g]))
+    return max(reach)
 
 
 def _obstacles(scene: Scene, name: str) -> list[tuple[np.ndarray, float, float]]:
