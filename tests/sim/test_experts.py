@@ -80,6 +80,19 @@ def run_expert(suite, envs, task_id, episode, replan, policy=None):
     return outcome.record, recorder.chunks
 
 
+def run_episodes(suite, envs, policy, *episodes):
+    """The records of ``policy`` on each (task id, episode) in turn, at replan interval 5; the
+    policy closed after them."""
+    records = []
+    try:
+        for task_id, episode in episodes:
+            policy.reset()
+            records.append(run_expert(suite, envs, task_id, episode, 5, policy)[0])
+    finally:
+        policy.close()
+    return records
+
+
 @pytest.mark.parametrize("task_id", PILOTS)
 def test_expert_succeeds_and_acts_the_same_at_every_replan_interval(suite, envs, task_id):
     """The same episode at replan 5 and at 50: both succeed, with the same checkpoint steps and the
@@ -122,13 +135,9 @@ def test_adversary_arm_forgets_at_every_home_gate(suite, envs):
     hand that held the bottle between pours before the gates). S01's gate after the hiding does
     the same to where the butter went: episode 1 (butter in the bottom drawer) opens the wrong
     drawer, as the memoryless expert's guess would."""
-    policy = ArmRegisterPolicy()
-    try:
-        t09, _ = run_expert(suite, envs, "T09-pour-twice-bowl", 0, 5, policy)
-        policy.reset()
-        s01, _ = run_expert(suite, envs, "S01-hide-and-retrieve-butter", 1, 5, policy)
-    finally:
-        policy.close()
+    t09, s01 = run_episodes(
+        suite, envs, ArmRegisterPolicy(), ("T09-pour-twice-bowl", 0), ("S01-hide-and-retrieve-butter", 1)
+    )
     assert None not in t09.gates and t09.violation.name == "third-pour" and t09.violation.step > t09.gates[1]
     assert s01.gates[0] is not None and not s01.success
     assert s01.violation.name == "wrong-drawer-opened" and s01.violation.step > s01.gates[0]
@@ -138,12 +147,8 @@ def test_adversary_scene_is_caught_by_the_register_rules(suite, envs):
     """adversary-scene keeps what it learnt by shoving an object off its place; the register rules
     end the episode at the shove. T07: the pan the task moves only after the stove was turned off
     (``moved-early``); P05: a plate (flat: the push runs low enough not to ride over its rim)."""
-    policy = SceneTallyPolicy()
-    try:
-        t07, _ = run_expert(suite, envs, "T07-stove-on-off-pan-on-stove", 0, 5, policy)
-        policy.reset()
-        p05, _ = run_expert(suite, envs, "P05-buffered-swap", 0, 5, policy)
-    finally:
-        policy.close()
+    t07, p05 = run_episodes(
+        suite, envs, SceneTallyPolicy(), ("T07-stove-on-off-pan-on-stove", 0), ("P05-buffered-swap", 0)
+    )
     assert t07.violation.name == "moved-early:chefmate_8_frypan_1" and not t07.success
     assert p05.violation.name.startswith("disturbed:plate_") and not p05.success

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from memobench.core.bddl_check import parse_tree
+
 _SECTION = re.compile(r"\(:(objects|fixtures)\s(.*?)\)", re.S)
 _REGION = re.compile(r"\(\s*([A-Za-z0-9_]+)\s*\(:target\s+([A-Za-z0-9_]+)\s*\)")
 
@@ -74,3 +76,21 @@ def declared_regions(bddl: str) -> set[str]:
 def declared_names(bddl: str) -> set[str]:
     """Every name a predicate may refer to in this problem."""
     return set(declared_instances(bddl)) | declared_regions(bddl)
+
+
+def start_regions(bddl: str) -> dict[str, tuple[str, tuple[float, float, float, float]]]:
+    """Object -> (the full name of the region ``:init`` puts it ``On``, that region's first
+    ``:ranges`` row: x0 y0 x1 y1), for each object started on a region with ranges. Names
+    come lower-cased, as LIBERO reads them; the text is a checked problem (a task's)."""
+    sections = {item.head: item for item in parse_tree(bddl).items[1:] if hasattr(item, "head")}
+    ranges = {}
+    for region in sections[":regions"].items[1:] if ":regions" in sections else ():
+        attributes = {attribute.head: attribute.items[1:] for attribute in region.items[1:]}
+        if ":target" in attributes and ":ranges" in attributes:
+            row = attributes[":ranges"][0].items[0].items
+            ranges[f"{attributes[':target'][0].text}_{region.items[0].text}"] = tuple(float(t.text) for t in row[:4])
+    found = {}
+    for atom in sections[":init"].items[1:]:
+        if atom.head == "on" and len(atom.items) == 3 and atom.items[2].text in ranges:
+            found[atom.items[1].text] = (atom.items[2].text, ranges[atom.items[2].text])
+    return found

@@ -102,6 +102,11 @@ class TrackedViolation:
     until: int | None = None
 
 
+def bound_predicate(predicate: str, binding: Mapping[str, object]) -> Expr:
+    """``predicate`` (text) parsed, its ``$`` references replaced by ``binding``'s values."""
+    return expr.substitute(expr.parse(predicate), binding)
+
+
 def bound_checkpoints(
     spec: TaskSpec, binding: Mapping[str, object]
 ) -> tuple[list[TrackedCheckpoint], dict[str, int], dict[str, int]]:
@@ -110,22 +115,18 @@ def bound_checkpoints(
 
     Returns the sequence, checkpoint id -> its index, and checkpoint id -> the index of the gate after it.
     """
-
-    def bound(predicate: str) -> Expr:
-        return expr.substitute(expr.parse(predicate), binding)
-
     gates = {gate.after: gate for gate in spec.home}
     checkpoints: list[TrackedCheckpoint] = []
     index: dict[str, int] = {}
     gate_index: dict[str, int] = {}
     for cp in spec.checkpoints:
         index[cp.id] = len(checkpoints)
-        checkpoints.append(TrackedCheckpoint(bound(cp.predicate), cp.op, cp.optional))
+        checkpoints.append(TrackedCheckpoint(bound_predicate(cp.predicate, binding), cp.op, cp.optional))
         if cp.id in gates:
             gate_index[cp.id] = len(checkpoints)
             gate = gates[cp.id]
             passed = "home()" if gate.where is None else f"home() and ({gate.where})"
-            checkpoints.append(TrackedCheckpoint(bound(passed), None, gate=True))
+            checkpoints.append(TrackedCheckpoint(bound_predicate(passed, binding), None, gate=True))
     return checkpoints, index, gate_index
 
 

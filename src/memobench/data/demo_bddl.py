@@ -19,12 +19,10 @@ from typing import Any
 from memobench.core.bindings import all_bindings
 from memobench.core.suite import Suite, UnknownTaskError
 from memobench.data.demo_file import Demo
+from memobench.sim.env import MAX_ARM_START_JITTER
 
 # Envs replay keeps, one a scene: every variant of 26 of the 30 tasks (O03 and O04 have 5, P04 6).
 SCENE_ENVS = 3
-
-
-MAX_ARM_JITTER = 0.1  # radians: the protocol's largest arm_start_jitter
 
 
 class DemoFileError(ValueError):
@@ -42,8 +40,8 @@ def _first_difference(a: str, b: str) -> int:
 def arm_jitter_problem(attrs: dict[str, Any]) -> str | None:
     """What is wrong with a demo's ``arm_jitter`` attribute (absent: 0), or None."""
     jitter = attrs.get("arm_jitter", 0.0)
-    if not isinstance(jitter, numbers.Real) or isinstance(jitter, bool) or not 0.0 <= jitter <= MAX_ARM_JITTER:
-        return f"'arm_jitter' is {jitter!r}; expected radians in 0..{MAX_ARM_JITTER}"
+    if not isinstance(jitter, numbers.Real) or isinstance(jitter, bool) or not 0.0 <= jitter <= MAX_ARM_START_JITTER:
+        return f"'arm_jitter' is {jitter!r}; expected radians in 0..{MAX_ARM_START_JITTER}"
     return None
 
 

@@ -17,7 +17,7 @@ from memobench.core.bindings import draw_binding
 from memobench.core.seeding import episode_rng, episode_seed
 from memobench.core.spec import ARENA_SUITE, LanguageLevel
 from memobench.core.suite import Task
-from memobench.sim.env import ARM_START_JITTER
+from memobench.sim.env import ARM_START_JITTER, MAX_ARM_START_JITTER
 
 # RoboMemArena's run-all defaults (docs/arena.md): seed start 100, 3,000 steps, a chunk of
 # 10 actions per query, 256-px images squished (not padded) to a square, 10 wait steps.
@@ -138,7 +138,7 @@ class Protocol(BaseModel):
     # seeded by the layout (robosuite's own default; docs/protocol.md, "Registers"): a start pose
     # shared by every episode would tell a policy back home a few millimetres off it that it has
     # been away. RoboMemArena's protocol starts every episode at LIBERO's pose.
-    arm_start_jitter: float = Field(ARM_START_JITTER, ge=0.0, le=0.1, json_schema_extra={"cli": False})
+    arm_start_jitter: float = Field(ARM_START_JITTER, ge=0.0, le=MAX_ARM_START_JITTER, json_schema_extra={"cli": False})
 
     @model_validator(mode="before")
     @classmethod

@@ -14,6 +14,7 @@ from memobench.core.tracker import (
     TrackedCheckpoint,
     TrackedViolation,
     bound_checkpoints,
+    bound_predicate,
 )
 from memobench.evaluation.protocol import Protocol
 
@@ -31,7 +32,7 @@ def build_tracker(task: Task, binding: dict[str, Any], protocol: Protocol) -> Ch
     """
 
     def bound(predicate: str) -> expr.Expr:
-        return expr.substitute(expr.parse(predicate), binding)
+        return bound_predicate(predicate, binding)
 
     spec = task.spec
     checkpoints, index, gate_index = bound_checkpoints(spec, binding)

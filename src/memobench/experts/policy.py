@@ -225,9 +225,15 @@ class SceneTallyPolicy(ExpertPolicy):
 
     mode = Mode.SCENE
 
+    def __init__(self, chunk: int = CHUNK, plan_factory: Callable[[str], Plan] = plan_for):
+        self._tallies: dict[str, Shared] = {}  # task id -> its register (the same every episode)
+        super().__init__(chunk, plan_factory)
+
     def _new_expert(self, task) -> Expert:
         from memobench.experts.scene_tally import Tally
 
+        if task.id not in self._tallies:
+            self._tallies = {task.id: Shared(Tally(task, self._model(task).env.bddl))}
         expert = super()._new_expert(task)
-        expert.tally = Shared(Tally(task, self._model(task).env.bddl))
+        expert.tally = self._tallies[task.id]
         return expert

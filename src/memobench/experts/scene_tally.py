@@ -17,11 +17,11 @@ task (no binding-specific choice: the adversary does not know the binding).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memobench.core import bddl_names
 from memobench.core.bindings import all_bindings
 from memobench.core.registers import object_rules
 from memobench.core.tracker import bound_checkpoints
@@ -46,11 +46,6 @@ REACH_Y = (-0.35, 0.35)
 DIRECTIONS = 8  # push directions tried, evenly spaced
 BOX = 6  # MuJoCo's geom type of a box
 
-_INIT_ON = re.compile(r"\(\s*On\s+([A-Za-z0-9_]+)\s+([A-Za-z0-9_]+)\s*\)")
-_REGION = re.compile(
-    r"\(\s*([A-Za-z0-9_]+)\s*\(:target\s+([A-Za-z0-9_]+)\s*\)\s*\(:ranges\s*\(\s*\(([-0-9.eE\s]+)\)",
-)
-
 
 def tally_objects(task: Task) -> list[str]:
     """Objects a register rule watches under every binding of ``task``: ``disturbed:`` ones, else
@@ -68,12 +63,10 @@ def tally_objects(task: Task) -> list[str]:
 def start_regions(bddl: str) -> dict[str, tuple[str, float]]:
     """Object -> (its start region's full name, the region's reach: half its xy diagonal), for each
     object the problem's ``:init`` puts ``On`` a region with ``:ranges``."""
-    reach = {}
-    for name, target, numbers in _REGION.findall(bddl):
-        x0, y0, x1, y1 = (float(v) for v in numbers.split()[:4])
-        reach[f"{target}_{name}"] = 0.5 * float(np.hypot(x1 - x0, y1 - y0))
-    init = bddl[bddl.find("(:init") :]
-    return {obj: (region, reach[region]) for obj, region in _INIT_ON.findall(init) if region in reach}
+    return {
+        name: (region, 0.5 * float(np.hypot(x1 - x0, y1 - y0)))
+        for name, (region, (x0, y0, x1, y1)) in bddl_names.start_regions(bddl).items()
+    }
 
 
 class Tally:

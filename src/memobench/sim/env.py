@@ -37,6 +37,7 @@ RENDER_QUALITIES = ("reference", "fast")
 NOOP_ACTION = np.array([0, 0, 0, 0, 0, 0, -1.0])  # no motion, gripper open
 ARM_JITTER_STREAM = 0x41524D  # "ARM": the arm's start draws, a stream of their own beside the layout's
 ARM_START_JITTER = 0.02  # radians: MEMOBench's protocol's arm_start_jitter (robosuite's default noise)
+MAX_ARM_START_JITTER = 0.1  # radians: the largest arm_start_jitter a protocol (or a demo file) may ask for
 GRIP_SITE = "gripper0_grip_site"  # the hand's control point
 
 
