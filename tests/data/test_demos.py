@@ -79,7 +79,7 @@ def test_a_valid_demo_has_no_static_problems():
         (lambda d: d.arrays.pop("obs/ee_pos"), "missing obs/ee_pos"),
         (lambda d: d.attrs["checkpoints"][0].__setitem__("key_frame", 5), "not increasing"),
         (lambda d: d.attrs["checkpoints"][1].__setitem__("key_frame", None), "no key frame"),
-        (lambda d: d.attrs.__setitem__("num_samples", 7), "num_samples 7 != 6"),
+        (lambda d: d.attrs.__setitem__("num_samples", 7), "actions is float64[6, 7], expected float64[7, 7]"),
         (lambda d: d.arrays["states"].__setitem__((3, 1), np.nan), "states row 3 is not finite"),
         (lambda d: d.arrays["robot_states"].__setitem__((2, 0), np.inf), "robot_states row 2 is not finite"),
         (lambda d: d.arrays["obs/joint_states"].__setitem__((1, 4), -np.inf), "obs/joint_states row 1 is not finite"),

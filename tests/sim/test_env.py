@@ -266,3 +266,14 @@ def test_the_arm_starts_jittered_by_the_layout_seed_and_holds_its_start(o01):
     assert 0.003 < np.linalg.norm(first - other) < 0.08
     assert np.linalg.norm(held - first) < 0.002  # 20 no-op steps later, still there
     np.testing.assert_allclose(fingers, [0.04, -0.04], atol=2e-5)
+
+
+def test_a_stored_state_of_another_scene_s_width_is_refused_not_set(o01):
+    """A demo file's ``states`` set into a scene (render, features) must be that scene's width."""
+    _, plan, env = o01
+    env.reset(plan.layout_seed)
+    state = env.physics_state()
+    env.set_physics_state(state)
+    with pytest.raises(ValueError, match=rf"shape \[{len(state) - 1}\]; this scene's MuJoCo state has {len(state)}"):
+        env.set_physics_state(state[:-1])
+    np.testing.assert_array_equal(env.physics_state(), state)

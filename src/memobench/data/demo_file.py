@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from memobench.core.suite import Task
+from memobench.data.demo_layout import check_demo_groups
 from memobench.data.hdf5_input import open_hdf5
 
 ENV_NAME = "MEMOBench-LIBERO"
@@ -128,6 +129,19 @@ def write_task_file(path: Path, attrs: dict[str, Any], demos: list[Demo]) -> Non
 JSON_ATTRS = {"env_args", "binding", "checkpoints"}
 
 
+def open_demo_file(path: Path):
+    """``h5py.File`` of a self-contained demo file whose demos have the documented layout (use it as
+    a context manager); :class:`~memobench.data.hdf5_input.UntrustedHdf5Error` or
+    :class:`~memobench.data.demo_layout.DemoLayoutError` (both ValueError) naming the file otherwise."""
+    f = open_hdf5(path)
+    try:
+        check_demo_groups(f, path)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
 def _read_attrs(node) -> dict[str, Any]:
     out = {}
     for key, value in node.attrs.items():
@@ -139,7 +153,7 @@ def _read_attrs(node) -> dict[str, Any]:
 def read_file_summary(path: Path) -> tuple[dict[str, Any], int]:
     """The file's attributes and its number of demos, without reading any array."""
 
-    with open_hdf5(path) as f:
+    with open_demo_file(path) as f:
         return _read_attrs(f["data"]), sum(1 for k in f["data"] if k.startswith("demo_"))
 
 
@@ -150,7 +164,7 @@ def iter_demos(path: Path, *, images: bool = True, arrays: bool = True) -> Itera
     """
     import h5py
 
-    with open_hdf5(path) as f:
+    with open_demo_file(path) as f:
         data = f["data"]
         names = sorted((k for k in data if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
         for name in names:
@@ -169,7 +183,7 @@ def iter_demos(path: Path, *, images: bool = True, arrays: bool = True) -> Itera
 def read_task_file(path: Path, *, images: bool = True) -> tuple[dict[str, Any], list[Demo]]:
     """The file's attributes and its demos in order (image arrays skipped unless ``images``)."""
 
-    with open_hdf5(path) as f:
+    with open_demo_file(path) as f:
         attrs = _read_attrs(f["data"])
     return attrs, list(iter_demos(path, images=images))
 

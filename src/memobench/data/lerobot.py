@@ -61,7 +61,14 @@ from memobench.data.demo_file import Demo, iter_demos, non_finite_rows, read_fil
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
-from memobench.data.state_features import ROBOT_DIM, STATE_DIM, features_path, featurise_task_file, stale_feature_files
+from memobench.data.state_features import (
+    ROBOT_DIM,
+    STATE_DIM,
+    feature_rows,
+    features_path,
+    featurise_task_file,
+    stale_feature_files,
+)
 
 CODEBASE_VERSION = "v3.0"
 FPS = 20  # the control frequency
@@ -353,9 +360,10 @@ def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[
             for demo in iter_demos(path):
                 yield attrs, demo, None
             continue
-        with open_hdf5(features_path(features_dir, path)) as features:
+        features_file = features_path(features_dir, path)
+        with open_hdf5(features_file) as features:
             for i, demo in enumerate(iter_demos(path)):
-                yield attrs, demo, features[f"demo_{i}"]["state"][:, ROBOT_DIM:]
+                yield attrs, demo, feature_rows(features, f"demo_{i}", features_file)[:, ROBOT_DIM:]
 
 
 def prepare_environment_state(files: list[Path], features_dir: Path) -> list[Path]:

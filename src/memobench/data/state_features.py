@@ -61,6 +61,25 @@ def state_vector(env, world, robot_state: np.ndarray) -> np.ndarray:
     return out
 
 
+def feature_rows(f, demo: str, path: Path) -> np.ndarray:
+    """Demo ``demo``'s state vectors [T, STATE_DIM] float32 from the open features file ``f`` (at
+    ``path``); DemoLayoutError naming the file if it is missing or another shape (checked before it
+    is read: a features file is as untrusted as the demo file it was made from)."""
+    import h5py
+
+    from memobench.data.demo_layout import MAX_STEPS, DemoLayoutError
+
+    group = f.get(demo)
+    node = group.get("state") if isinstance(group, h5py.Group) else None
+    if not isinstance(node, h5py.Dataset):
+        raise DemoLayoutError(f"{path}: no dataset {demo}/state; run memobench data features again")
+    shape = node.shape
+    if len(shape) != 2 or shape[0] > MAX_STEPS or shape[1] != STATE_DIM or node.dtype != np.float32:
+        got = f"{node.dtype}{list(shape)}"
+        raise DemoLayoutError(f"{path}: {demo}/state is {got}; expected float32[T, {STATE_DIM}], T <= {MAX_STEPS}")
+    return node[()]
+
+
 def features_path(features_dir: Path, demo_file: Path) -> Path:
     return features_dir / f"{demo_file.stem}.state.hdf5"
 
@@ -121,7 +140,7 @@ def featurise_task_file(demo_file: Path, features_file: Path) -> int:
                 model, data = env.sim.model._model, env.sim.data._data
                 rows = []
                 for physics, robot in zip(demo.arrays["states"], demo.arrays["robot_states"], strict=True):
-                    mujoco.mj_setState(model, data, physics, mujoco.mjtState.mjSTATE_INTEGRATION)
+                    env.set_physics_state(physics)
                     mujoco.mj_forward(model, data)
                     rows.append(state_vector(env, world, robot))
                 out.create_dataset(f"demo_{i}/state", data=np.stack(rows) if rows else np.zeros((0, STATE_DIM)))

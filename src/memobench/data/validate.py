@@ -20,6 +20,7 @@ import numpy as np
 from memobench.core.suite import Suite, Task, UnknownTaskError
 from memobench.data.demo_bddl import DemoFileError, arm_jitter_problem, suite_scenes
 from memobench.data.demo_file import Demo, non_finite_rows, read_task_file
+from memobench.data.demo_layout import layout_problems
 from memobench.data.recorder import DemoRecorder
 from memobench.evaluation.episode import run_episode
 from memobench.evaluation.protocol import Protocol, plan_episode
@@ -27,16 +28,8 @@ from memobench.evaluation.protocol import Protocol, plan_episode
 KEY_FRAME_TOLERANCE = 2  # steps; another machine's BLAS may round the last bits differently
 STATE_TOLERANCE = 1e-6  # largest |replayed - stored| state entry still called identical
 
-EXPECTED = {  # key -> (dtype, trailing shape; None = any)
-    "actions": (np.float64, (7,)),
-    "states": (np.float64, None),
-    "robot_states": (np.float32, (8,)),
-    "obs/ee_pos": (np.float64, (3,)),
-    "obs/ee_ori": (np.float64, (4,)),
-    "obs/gripper_states": (np.float64, (2,)),
-    "obs/joint_states": (np.float64, (7,)),
-}
-OPTIONAL = {"executed_actions": (np.float64, (7,))}  # perturbed collections only
+# what a complete demo holds beyond the layout's required arrays (the robot's proprioception)
+PROPRIO = ("obs/ee_pos", "obs/ee_ori", "obs/gripper_states", "obs/joint_states")
 
 
 @dataclass
@@ -75,15 +68,12 @@ class ReplayPolicy:
 
 def static_problems(demo: Demo) -> list[str]:
     """Shape, dtype, bound and key-frame problems, without the simulator."""
-    problems = []
+    shapes = {key: (array.dtype, array.shape) for key, array in demo.arrays.items()}
+    problems = layout_problems(demo.attrs.get("num_samples"), shapes)
+    problems += [f"missing {key}" for key in PROPRIO if key not in demo.arrays]
+    if problems:
+        return problems
     n = demo.length
-    for key, (dtype, tail) in (EXPECTED | OPTIONAL).items():
-        array = demo.arrays.get(key)
-        if array is None:
-            if key not in OPTIONAL:
-                problems.append(f"missing {key}")
-        elif array.dtype != dtype or len(array) != n or (tail is not None and array.shape[1:] != tail):
-            problems.append(f"{key}: {array.dtype}{list(array.shape)}, expected {np.dtype(dtype)}[{n}, ...]")
     for key in ("actions", "executed_actions"):
         actions = demo.arrays.get(key)
         if actions is not None and np.isfinite(actions).all() and np.abs(actions).max() > 1.0:
@@ -92,8 +82,6 @@ def static_problems(demo: Demo) -> list[str]:
     jitter = arm_jitter_problem(demo.attrs)
     if jitter:
         problems.append(jitter)
-    if demo.attrs.get("num_samples") != n:
-        problems.append(f"num_samples {demo.attrs.get('num_samples')} != {n} actions")
     frames = [c["key_frame"] for c in demo.attrs["checkpoints"] if not c["optional"]]
     if any(f is None for f in frames):
         problems.append("a required checkpoint has no key frame (not a successful demo)")
@@ -117,6 +105,8 @@ def replay_problems(task: Task, demo: Demo, seed_base: int, env) -> tuple[list[s
     problems = []
     stored = demo.arrays["states"]
     replayed = np.stack(recorder.states) if recorder.states else np.zeros((0, stored.shape[1]))
+    if replayed.shape[1] != stored.shape[1]:
+        return [f"states are {stored.shape[1]} wide; this scene's MuJoCo state has {replayed.shape[1]}"], None
     common = min(len(replayed), len(stored))
     drift = float(np.abs(replayed[:common] - stored[:common]).max()) if common else None
     if not record.success:
@@ -141,7 +131,10 @@ def validate_file(
         task = Suite.load().get(path.stem)
     except UnknownTaskError as e:
         return [DemoCheck(path.stem, -1, [f"{path.name}: {e}"])]
-    attrs, demos = read_task_file(path, images=False)
+    try:
+        attrs, demos = read_task_file(path, images=False)
+    except ValueError as e:  # not self-contained, or not the demo layout: nothing else is read
+        return [DemoCheck(task.id, -1, [str(e)])]
     checks: list[DemoCheck] = []
     if episodes is not None and len(demos) < episodes:
         checks.append(DemoCheck(task.id, -1, [f"{len(demos)} demos, {episodes} requested"]))

@@ -80,7 +80,7 @@ def cue_observations(
     frames = []
     try:
         for physics, robot in zip(cue.physics, states, strict=True):
-            mujoco.mj_setState(model, data, physics, mujoco.mjtState.mjSTATE_INTEGRATION)
+            env.set_physics_state(physics)
             mujoco.mj_forward(model, data)
             frame = state_observation(env, world, layout)
             frame["robot_state"] = robot  # as recorded (robosuite's sampled observation, not recomputed)

@@ -432,11 +432,23 @@ class SimEnv:
         For replay rendering: the env must have been reset to the episode's layout
         (fixture placement). Leaves the env in that state; not for use mid-episode.
         """
+        self.set_physics_state(physics)
+        return self.render(camera, size)
+
+    def set_physics_state(self, physics: np.ndarray) -> None:
+        """Set a stored :meth:`physics_state` of this scene (no forward pass); ValueError if it
+        has another length than this scene's state (recorded in another scene or simulator)."""
         import mujoco
 
         m, d = self.sim.model._model, self.sim.data._data
-        mujoco.mj_setState(m, d, np.asarray(physics, dtype=np.float64), mujoco.mjtState.mjSTATE_INTEGRATION)
-        return self.render(camera, size)
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        physics = np.asarray(physics, dtype=np.float64)
+        if physics.shape != (mujoco.mj_stateSize(m, spec),):
+            raise ValueError(
+                f"a stored physics state of shape {list(physics.shape)}; this scene's MuJoCo state has "
+                f"{mujoco.mj_stateSize(m, spec)} numbers (recorded in another scene or simulator version)"
+            )
+        mujoco.mj_setState(m, d, physics, spec)
 
     # -- exact save/restore (cue phase) ---------------------------------------------
     def max_speed(self) -> float:

@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from memobench.core.oracle import oracle_prompt
-from memobench.data.demo_file import first_non_finite_row, read_file_summary
+from memobench.data.demo_file import first_non_finite_row, open_demo_file, read_file_summary
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot import completed_mask, current_checkpoints
-from memobench.data.state_features import features_path
+from memobench.data.state_features import feature_rows, features_path
 
 TEXT_LEVELS = ("coarse", "intermediate", "fine")
 OBS_MODES = ("state", "rgb")
@@ -194,7 +194,7 @@ def index_demos(data_dir: Path, features_dir: Path) -> list[DemoRef]:
     refs = []
     for path in sorted(data_dir.glob("*.hdf5")):
         attrs, _ = read_file_summary(path)
-        with open_hdf5(path) as f:
+        with open_demo_file(path) as f:
             names = sorted((k for k in f["data"] if k.startswith("demo_")), key=lambda k: int(k.split("_")[1]))
         refs += [DemoRef(path, features_path(features_dir, path), n, str(attrs["instruction"])) for n in names]
     return refs
@@ -208,7 +208,7 @@ def image_size(data_dir: Path) -> int:
 
     sizes = {}
     for path in sorted(data_dir.glob("*.hdf5")):
-        with open_hdf5(path) as f:
+        with open_demo_file(path) as f:
             data = f["data"]
             demos = [data[k] for k in data if k.startswith("demo_")]
             if not demos:
@@ -287,10 +287,10 @@ class BatchSource:
         self.refs, self.options, self.batch_size, self.seed = refs, options, batch_size, seed
         self._files: dict[Path, Any] = {}
 
-    def _file(self, path: Path):
-
+    def _file(self, path: Path, opener=open_demo_file):
+        """The open file ``path`` (a demo file, checked; ``opener=open_hdf5`` for a features file)."""
         if path not in self._files:
-            self._files[path] = open_hdf5(path)
+            self._files[path] = opener(path)
         return self._files[path]
 
     def read(self, ref: DemoRef) -> RawDemo:
@@ -327,7 +327,7 @@ class BatchSource:
         """The demo's state vectors [T, S] alone: the features in state mode, the robot states in rgb mode."""
         if self.options.obs == "rgb":
             return self._file(ref.demo_file)["data"][ref.name]["robot_states"][()]
-        return self._file(ref.features_file)[ref.name]["state"][()]
+        return feature_rows(self._file(ref.features_file, open_hdf5), ref.name, ref.features_file)
 
     def item(self, ref, rng: np.random.Generator) -> EpisodeItem:
         raw = self.read(ref)
