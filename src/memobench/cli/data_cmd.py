@@ -91,6 +91,8 @@ def collect_command(
     from memobench.data.collect import DEMO_SEED_BASE, MAX_ATTEMPTS_FACTOR, CollectionConflict
     from memobench.data.jobs import DataJobError, collect_dataset
 
+    if out.exists() and not out.is_dir():
+        raise fail(f"--out {out} is a file; cannot use it as a dataset folder")
     selected, chosen = select_tasks(tasks), _cameras(cameras)
     base = DEMO_SEED_BASE if seed_base is None else seed_base
     known = None if known_outcomes is None else _known_failures(known_outcomes, selected, base, action_noise)
@@ -111,8 +113,12 @@ def collect_command(
                 action_noise=action_noise,
                 known_failures=known,
             )
-    except OSError as e:
-        raise fail(f"--out {out}: cannot use it as a dataset folder ({e.strerror or type(e).__name__})") from None
+    except OSError as e:  # a full disk, a read-only folder: every attempt finished is journalled
+        where = f"{e.filename}: " if e.filename else f"--out {out}: "
+        raise fail(
+            f"{where}{e.strerror or type(e).__name__}; the attempts finished are kept in {out}: "
+            "free the space (or fix the folder) and run the same command again to go on"
+        ) from None
     except (CollectionConflict, DataJobError) as e:
         raise fail(str(e)) from None
     _print_collections(results, out, base)
@@ -255,12 +261,20 @@ def export_command(
         raise fail(f"unknown format {fmt!r}; available: lerobot")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
+    existed = out.exists()
     try:
         info = export_lerobot(
             folder, out, environment_state=(features or folder / "state-features") if environment_state else None
         )
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
+    except OSError as e:  # a full disk: the half export goes (it was ours: --out was new or empty)
+        _remove_export(out, existed)
+        where = f"{e.filename}: " if e.filename else ""
+        raise fail(
+            f"{where}{e.strerror or e}; the partial export in {out} was removed, {folder} is untouched: "
+            "free the space and run the same command again"
+        ) from None
     write_card(
         out,
         hdf5_card_inputs(folder),
@@ -274,6 +288,21 @@ def export_command(
         f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
         f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
     )
+
+
+def _remove_export(out: Path, keep_folder: bool) -> None:
+    """Remove what an interrupted export wrote into ``out`` (and ``out`` itself unless it existed)."""
+    import shutil
+
+    if out.is_symlink() or not out.is_dir():
+        return
+    for child in out.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    if not keep_folder:
+        out.rmdir()
 
 
 @app.command("outcomes")
@@ -301,7 +330,10 @@ def outcomes_command(
             outcomes = updated(load_outcomes(out), outcomes)
     except OutcomesError as e:
         raise fail(str(e)) from None
-    write_outcomes(outcomes, out)
+    try:
+        write_outcomes(outcomes, out)
+    except OSError as e:
+        raise fail(f"{out}: cannot write it ({e.strerror or type(e).__name__}); any earlier file there is kept") from None
     attempts = sum(t.attempts for t in outcomes.tasks.values())
     failed = sum(len(t.failed) for t in outcomes.tasks.values())
     Console().print(f"{out}: {len(outcomes.tasks)} task(s), {attempts} attempts, {failed} failed")

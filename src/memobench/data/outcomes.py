@@ -126,7 +126,10 @@ def updated(earlier: OutcomesFile, newer: OutcomesFile) -> OutcomesFile:
 
 
 def write_outcomes(outcomes: OutcomesFile, path: str | os.PathLike[str]) -> None:
-    Path(path).write_text(json.dumps(outcomes.model_dump(mode="json"), indent=1) + "\n")
+    """Write (or replace, atomically: a full disk leaves the old file whole) the outcomes file ``path``."""
+    from memobench.evaluation.atomic_file import atomic_write_text
+
+    atomic_write_text(Path(path), json.dumps(outcomes.model_dump(mode="json"), indent=1) + "\n")
 
 
 def load_outcomes(path: str | os.PathLike[str]) -> OutcomesFile:
