@@ -167,11 +167,19 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+@pytest.mark.parametrize("where", ["a local worker", "this process", "a Ray actor"])
 @pytest.mark.parametrize("how", ["starts_a_subprocess", "forks_a_child"])
-def test_nothing_an_adapter_starts_outlives_the_run(tmp_path, how):
+def test_nothing_an_adapter_starts_outlives_the_run(tmp_path, how, where):
+    if where == "a Ray actor":
+        pytest.importorskip("ray")
+    execution = {
+        "a local worker": {"workers": 1},
+        "this process": {"workers": 0},
+        "a Ray actor": {"workers": 1, "backend": "ray"},
+    }[where]
     marker = tmp_path / "child.pid"
     policy = {"adapter_spec": f"{FAULTY}:{how}", "adapter_kwargs": {"marker": str(marker)}}
-    run(tmp_path / "out", [Suite.load().get("T01-check-top-drawer")], policy, episodes=1, workers=1)
+    run(tmp_path / "out", [Suite.load().get("T01-check-top-drawer")], policy, episodes=1, **execution)
     pid = int(marker.read_text())
     deadline = time.monotonic() + 5  # SIGKILL is delivered asynchronously
     while alive(pid) and time.monotonic() < deadline:

@@ -205,6 +205,10 @@ def tamper_state(out, **changes) -> None:
     state.write_text(json.dumps(meta))
 
 
+def truncate(path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
 @pytest.mark.parametrize(
     "tamper, message",
     [
@@ -220,6 +224,8 @@ def tamper_state(out, **changes) -> None:
             ),
             "learning rate 1.0",
         ),
+        (lambda out: truncate(last_checkpoint(out) / "model.safetensors"), "not a readable checkpoint file"),
+        (lambda out: truncate(last_checkpoint(out) / "optimizer.safetensors"), "not a readable checkpoint file"),
     ],
 )
 def test_a_tampered_checkpoint_is_refused_before_any_file_is_touched(tmp_path, data, tamper, message) -> None:

@@ -113,12 +113,8 @@ def collect_command(
                 action_noise=action_noise,
                 known_failures=known,
             )
-    except OSError as e:  # a full disk, a read-only folder: every attempt finished is journalled
-        where = f"{e.filename}: " if e.filename else f"--out {out}: "
-        raise fail(
-            f"{where}{e.strerror or type(e).__name__}; the attempts finished are kept in {out}: "
-            "free the space (or fix the folder) and run the same command again to go on"
-        ) from None
+    except OSError as e:
+        raise _collect_write_failure(e, out) from None
     except (CollectionConflict, DataJobError) as e:
         raise fail(str(e)) from None
     _print_collections(results, out, base)
@@ -130,6 +126,15 @@ def collect_command(
         raise fail(
             f"fewer than {episodes} successes within {MAX_ATTEMPTS_FACTOR * episodes} attempts: " + ", ".join(short)
         )
+
+
+def _collect_write_failure(error: OSError, out: Path) -> typer.Exit:
+    """A full disk, a read-only folder: one line, and every attempt finished is journalled."""
+    where = f"{error.filename}: " if error.filename else f"--out {out}: "
+    return fail(
+        f"{where}{error.strerror or type(error).__name__}; the attempts finished are kept in {out}: "
+        "free the space (or fix the folder) and run the same command again to go on"
+    )
 
 
 def _known_failures(path: Path, tasks: list, seed_base: int, action_noise: float) -> dict[str, frozenset[int]]:
@@ -333,7 +338,8 @@ def outcomes_command(
     try:
         write_outcomes(outcomes, out)
     except OSError as e:
-        raise fail(f"{out}: cannot write it ({e.strerror or type(e).__name__}); any earlier file there is kept") from None
+        why = e.strerror or type(e).__name__
+        raise fail(f"{out}: cannot write it ({why}); any earlier file there is kept") from None
     attempts = sum(t.attempts for t in outcomes.tasks.values())
     failed = sum(len(t.failed) for t in outcomes.tasks.values())
     Console().print(f"{out}: {len(outcomes.tasks)} task(s), {attempts} attempts, {failed} failed")

@@ -50,7 +50,7 @@ from typing import Any, Protocol
 from memobench.evaluation.episode_job import run_one
 from memobench.evaluation.policy_phase import PolicyPhase
 from memobench.evaluation.protocol import EpisodePlan
-from memobench.evaluation.worker_guard import die_with_parent
+from memobench.evaluation.worker_guard import die_with_parent, ending_children_started_within
 
 DEFAULT_MAX_ATTEMPTS = 3
 
@@ -318,7 +318,10 @@ class LocalBackend:
 
 # -- Ray ---------------------------------------------------------------------------
 class _RayHost:
-    """A Ray actor's body: the runner ``factory`` builds (no policy-phase marks on Ray)."""
+    """A Ray actor's body: the runner ``factory`` builds (no policy-phase marks on Ray).
+
+    What its adapter starts ends with the actor: Ray's workers reap their children
+    (``RAY_kill_child_processes_on_worker_exit``, on by default on Linux; checked by the tests)."""
 
     def __init__(self, factory):
         self.runner = factory(None)
@@ -416,8 +419,9 @@ def run_jobs(
     """
     jobs = list(jobs)
     if workers == 0:
-        runner = factory(None)
-        yield from (runner.run(job) for job in jobs)
+        with ending_children_started_within():  # no worker process group to end here
+            runner = factory(None)
+            yield from (runner.run(job) for job in jobs)
         return
     pool = RayBackend(factory, address=ray_address, num_cpus=workers) if backend == "ray" else LocalBackend(factory)
     yield from dispatch(

@@ -47,6 +47,7 @@ from memobench.evaluation.run_folder import (
     write_replan_accounting,
 )
 from memobench.evaluation.run_request import RunRequest
+from memobench.evaluation.worker_guard import ending_children_started_within
 from memobench.policies.adapter import AdapterGuard, check_replan_steps, policy_receives
 from memobench.policies.loader import policy_factory
 
@@ -97,7 +98,9 @@ def _evaluate_locked(request: RunRequest, adapter: Any, events: RunEvents) -> Ru
     )
     render = guard.needs_images or request.video != "none"
     result = RunResult(out_root=out)
-    with Ledger(out / LEDGER_FILENAME) as ledger, contextlib.closing(EnvCache()) as envs:
+    # in this process there is no worker process group: what the adapter starts is ended here
+    in_process = ending_children_started_within() if request.in_process else contextlib.nullcontext()
+    with in_process, Ledger(out / LEDGER_FILENAME) as ledger, contextlib.closing(EnvCache()) as envs:
         for warning in ledger.warnings:
             events.ledger_warning(warning)
         plans = pending_plans(request.tasks, request.num_trials_per_task, request.protocol.seed, ledger.done_keys())

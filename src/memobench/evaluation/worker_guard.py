@@ -16,6 +16,7 @@ instead; it cannot stop a worker blocked in C code that holds the GIL.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -60,3 +61,58 @@ def _watch_parent(parent_pid: int, poll_seconds: float) -> None:
     while os.getppid() == parent_pid:
         time.sleep(poll_seconds)
     os._exit(1)
+
+
+# -- what an adapter started, where no worker process group holds it ----------------
+def children(pid: int) -> set[int]:
+    """The live child processes of ``pid`` (Linux ``/proc``; elsewhere an empty set)."""
+    found = set()
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != b"Z":
+            found.add(int(entry.name))
+    return found
+
+
+def end_children_started_since(before: set[int]) -> list[int]:
+    """SIGKILL every child of this process not in ``before`` and their descendants; returns the
+    children ended (reaped, so none stays a zombie).
+
+    For adapters run in the command's own process (``--workers 0``), which has no worker process
+    group to end: a subprocess or fork the adapter started and left running is ended with the run.
+    multiprocessing's resource tracker is kept (it is the interpreter's, started on first use).
+    A grandchild whose parent already exited has been adopted by init and is out of reach.
+    """
+    from multiprocessing import resource_tracker
+
+    tracker = getattr(resource_tracker._resource_tracker, "_pid", None)
+    started = sorted(children(os.getpid()) - before - {tracker})
+    queue, tree = list(started), []
+    while queue:
+        pid = queue.pop()
+        tree.append(pid)
+        queue += children(pid)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in started:
+        with contextlib.suppress(ChildProcessError):  # reaped by its owner (a subprocess.Popen)
+            os.waitpid(pid, 0)
+    return started
+
+
+@contextlib.contextmanager
+def ending_children_started_within():
+    """End, on leaving the block, the child processes this process started within it
+    (:func:`end_children_started_since`): around adapter calls made in this process."""
+    before = children(os.getpid())
+    try:
+        yield
+    finally:
+        end_children_started_since(before)

@@ -18,15 +18,17 @@ further is refused.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memobench.evaluation.regular_files import read_json_file
+from memobench.evaluation.regular_files import open_regular, read_json_file
 
 CONFIG = "config.json"
 CHECKPOINT = "checkpoint"
@@ -72,18 +74,33 @@ def save_checkpoint(out: Path, net, optimizer, step: int, texts: list[str], tabl
     return final
 
 
+@contextlib.contextmanager
+def tensor_file(path: Path) -> Iterator[Path]:
+    """Read the safetensors file ``path`` inside the block: a regular file (not a symlink, FIFO or
+    device: NotARegularFile), and a file safetensors cannot parse (truncated, corrupt) a ValueError
+    naming it, not the library's own error."""
+    from safetensors import SafetensorError
+
+    os.close(open_regular(path, os.O_RDONLY))
+    try:
+        yield path
+    except (SafetensorError, KeyError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a readable checkpoint file ({type(e).__name__}: {e})") from None
+
+
 def load_texts(folder: Path) -> tuple[list[str], np.ndarray]:
     """The checkpoint's embedded texts and their vectors [N, E]."""
     from safetensors import safe_open
 
-    with safe_open(folder / "texts.safetensors", "np") as f:
-        return json.loads(f.metadata()["texts"]), f.get_tensor("table")
+    with tensor_file(folder / "texts.safetensors") as path, safe_open(path, "np") as f:
+        return json.loads((f.metadata() or {})["texts"]), f.get_tensor("table")
 
 
 def load_weights(folder: Path, net) -> None:
     from safetensors.torch import load_file
 
-    weights = load_file(folder / "model.safetensors")
+    with tensor_file(folder / "model.safetensors") as path:
+        weights = load_file(path)
     if "state_mean" not in weights:
         raise ValueError(f"{folder}: trained before states were standardised (2026-12-03); train it again")
     expected = {k: tuple(v.shape) for k, v in net.state_dict().items()}
@@ -154,7 +171,7 @@ def _bytes(folder: Path) -> int:
 def _published(model: Path) -> bool:
     from safetensors import safe_open
 
-    with safe_open(model, "np") as f:
+    with tensor_file(model) as path, safe_open(path, "np") as f:
         return (f.metadata() or {}).get("parameters") == "float16"
 
 
@@ -174,7 +191,9 @@ def load_optimizer(folder: Path, optimizer) -> int:
         )
     meta = read_json_file(folder / "state.json")
     state: dict[int, dict[str, Any]] = {}
-    for name, tensor in load_file(folder / "optimizer.safetensors").items():
+    with tensor_file(folder / "optimizer.safetensors") as path:
+        tensors = load_file(path)
+    for name, tensor in tensors.items():
         index, key = name.split(".", 1)
         state.setdefault(int(index), {})[key] = tensor
     optimizer.load_state_dict({"state": state, "param_groups": meta["param_groups"]})
