@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from memobench.experts import policy as policy_module
-from memobench.experts.control import DOWN, forceful
-from memobench.experts.expert import CRAWL_FACTOR, SLOW_FROM, SLOW_PAUSES, TALLY_TRIES, Expert, GoHome, Plan
+from memobench.experts.control import DOWN
+from memobench.experts.expert import CRAWL_FACTOR, SLOW_FACTOR, TALLY_TRIES, Expert, GoHome, Mode, Plan
 from memobench.experts.scene_tally import TallyShove
 from memobench.experts.skills import Skill
 from memobench.experts.state_table import Shared
@@ -137,32 +137,21 @@ def test_reactive_expert_forgets_and_always_takes_the_first_choice():
         assert set(actions[:, 0]) <= {10.0, 20.0}
 
 
-def test_slow_expert_pauses_after_each_fast_motion_except_inside_a_forceful_drag():
-    normal = run(Expert(Counting(), np.random.default_rng(1)), 8)
-    slow = run(Expert(Counting(), np.random.default_rng(1), mode="slow"), 24)
-    # the same actions in the same order, each fast one (a command >= SLOW_FROM) followed by
-    # SLOW_PAUSES pauses that keep the gripper command; the fine approach is never paused
-    expected = []
-    for action in normal[:6]:
-        expected.append(action)
-        if np.max(np.abs(action[:6])) >= SLOW_FROM:
-            expected += [np.array([0, 0, 0, 0, 0, 0, action[6]])] * SLOW_PAUSES
-    np.testing.assert_array_equal(slow[: len(expected)], np.array(expected))
-    assert len(expected) > 6  # some motions were fast enough to pause after
+def test_slow_expert_is_the_expert_holding_still_after_each_skill_as_long_as_it_took():
+    def started(mode: str) -> Expert:
+        expert = Expert(Counting(), np.random.default_rng(1), mode=mode)
+        expert.start(None, [])
+        return expert
 
-    class Drag(Count):
-        def step(self, scene):
-            action = super().step(scene)
-            return None if action is None else forceful(action)
-
-    class Dragging(Counting):
-        def next_skill(self, scene, memory, rng):
-            skill = super().next_skill(scene, memory, rng)
-            return None if skill is None else Drag(skill.label, skill.n)
-
-    dragged = run(Expert(Dragging(), np.random.default_rng(1), mode="slow"), 8)
-    np.testing.assert_array_equal(dragged[:6], normal[:6])  # a drag is never interrupted
-    assert type(dragged[0]) is np.ndarray
+    normal = run(started("expert"), 6)
+    slow = run(started("slow"), 6 * SLOW_FACTOR[Mode.SLOW])
+    # its three 2-step skills at the expert's speed (the same path), each followed by as many
+    # holds, which keep the skill's gripper command
+    hold = np.array([0, 0, 0, 0, 0, 0, -1.0])
+    assert list(normal[:, 0]) == [0, 0, 1, 1, 2, 2]
+    np.testing.assert_array_equal(
+        slow, np.array([*normal[0:2], hold, hold, *normal[2:4], hold, hold, *normal[4:6], hold, hold])
+    )
 
 
 def test_arm_expert_keeps_its_memory_only_away_from_home_and_goes_home_only_for_a_gate():

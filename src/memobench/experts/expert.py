@@ -23,9 +23,9 @@ start pose (:class:`GoHome`). Where the arm stopped (at the handle of the drawer
 just shut) is then never part of what a decision sees, as the home gates of
 docs/protocol.md ("Registers") require of every policy.
 
-- ``slow``: full memory, at about half the expert's speed: it holds still
-  for :data:`SLOW_PAUSES` steps after each fast motion step (:meth:`Expert.act`).
-  The stand-in for a learned policy slower than the scripted expert.
+- ``slow``: full memory, taking twice the expert's steps: after each skill it holds
+  still as long as the skill took (:data:`SLOW_FACTOR`). The stand-in for a learned
+  policy slower than the scripted expert.
 - ``arm``: the expert whose memory lives in the arm's pose (``adversary-arm``): it keeps
   what it learnt only while the hand stays away from home. It goes home only when the
   episode waits for it there (a home gate is next: :attr:`Expert.gate_pending`, set by
@@ -57,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from memobench.experts.control import DOWN, OPEN, Forceful, hold_action, pose_action
+from memobench.experts.control import DOWN, OPEN, hold_action, pose_action
 from memobench.experts.scene import Scene
 from memobench.experts.scene_tally import TallyShove
 from memobench.experts.side_grasp import side_rot
@@ -81,16 +81,13 @@ class Mode(StrEnum):
     SCENE = "scene"
 
 
-# Steps the slow expert holds still after each motion step. One pause does not halve the
-# speed: the arm coasts on through a zero-delta step (T01 took 1.4x the expert's steps);
-# two take 1.9x.
-SLOW_PAUSES = 2
-CRAWL_FACTOR = 4  # the crawling expert takes this many times the reactive expert's steps
-# The slow expert pauses only after commands at least this large (position or rotation,
-# in action units): the transit between targets. Pausing in the fine approach, where the
-# servo's commands are small, left the hand stalled a few millimetres short of a grasp
-# (P02: the butter never grasped in 1,300 steps).
-SLOW_FROM = 0.3
+# The slow and crawling experts take this many times their plan's steps: after each skill
+# they hold still (the gripper command kept) for factor - 1 times the steps the skill took.
+# Their motions keep the expert's speed: pausing mid-motion changed the path (a zero-delta
+# step resets the controller's goal), and from some jittered starts that path ran the wrist
+# into its joint limit short of T01's handle (the slow expert failed 3/20 of T01 and T02).
+SLOW_FACTOR = {Mode.SLOW: 2, Mode.CRAWL: 4}
+CRAWL_FACTOR = SLOW_FACTOR[Mode.CRAWL]
 HOME_TOL = 0.01  # metres: where GoHome stops, well inside the 3 cm home() allows
 HOME_BACKOFF = 0.08  # metres GoHome backs away (toward the robot, -x) from a fixture before it rises
 HOME_HIGH = 0.05  # metres over the home height from which GoHome goes over home before it descends
@@ -237,25 +234,11 @@ class Expert:
         self.plan.remember_cue(cue_states, scene, self.memory)
 
     def act(self, scene: Scene) -> np.ndarray:
-        """The action for this step.
-
-        The slow expert holds still (its gripper command unchanged) for
-        :data:`SLOW_PAUSES` steps after each fast motion (:meth:`_fast`: not a
-        :class:`~memobench.experts.control.Forceful` drag, a command of at least
-        :data:`SLOW_FROM`): the same closed-loop skills, the same path, about half the
-        speed. (Capping or scaling the commands instead changes the servo's dynamics: the
-        hand stalled short of targets the skills were tuned for.)"""
+        """The action for this step (:meth:`_act`, or one of the pauses the slow and crawling
+        experts hold still for after a skill)."""
         if self._rests:
             return self._rests.pop()
-        action = self._act(scene)
-        if self.mode is Mode.SLOW and self._fast(action):
-            self._rests = [hold_action(float(action[6]))] * SLOW_PAUSES
-        return np.asarray(action)
-
-    @staticmethod
-    def _fast(action: np.ndarray) -> bool:
-        """A free motion the slow expert pauses after: not a drag, and not the fine approach."""
-        return not isinstance(action, Forceful) and float(np.max(np.abs(action[:6]))) >= SLOW_FROM
+        return np.asarray(self._act(scene))
 
     def _act(self, scene: Scene) -> np.ndarray:
         for _ in range(8):  # a few instant transitions (skills finishing at once) per step
@@ -290,8 +273,9 @@ class Expert:
                 return action
             if not isinstance(self.skill, GoHome | TallyShove):
                 self.plan.remember(self.skill, scene, self.memory)
-            if self.mode is Mode.CRAWL and self.skill.steps:
-                self._rests = [hold_action(self._grip)] * ((CRAWL_FACTOR - 1) * self.skill.steps)
+            factor = SLOW_FACTOR.get(self.mode, 1)
+            if factor > 1 and self.skill.steps:
+                self._rests = [hold_action(self._grip)] * ((factor - 1) * self.skill.steps)
             self.skill = None
             if self._rests:
                 return self._rests.pop()

@@ -160,7 +160,8 @@ class ReactiveExpertPolicy(ExpertPolicy):
 
 
 class SlowExpertPolicy(ExpertPolicy):
-    """The expert with its full memory, every motion at half speed."""
+    """The expert with its full memory, taking twice its steps: after each skill it holds still
+    as long as the skill took (:data:`~memobench.experts.expert.SLOW_FACTOR`)."""
 
     mode = Mode.SLOW
 

@@ -3,7 +3,7 @@
 Seven built-in policies run on the same seeds, camera-free, each into its own
 run folder (``<out_root>/<policy>``; resumable like any run):
 
-- ``expert`` and ``expert-slow`` (the expert at half speed, the stand-in for a
+- ``expert`` and ``expert-slow`` (the expert taking twice its steps, the stand-in for a
   slower learned policy) must succeed in at least :data:`EXPERT_MIN_SR` and
   :data:`SLOW_MIN_SR` of their episodes: the task is solvable, and not only
   at the scripted expert's speed;
@@ -321,7 +321,8 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "still to the horizon with the same outcome (a failure's `end_reason` is then `policy_finished`).",
         "",
         f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
-        f"expert (full memory, every motion at half speed) in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
+        "expert (full memory, twice the expert's steps: it holds still after each skill as long as the skill took) "
+        f"in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
         f"policy in at most the task's chance level + {MEMORYLESS_MARGIN * 100:.0f} points: the memoryless "
         "expert (its memory cleared before every decision, guessing uniformly where the scene leaves a choice "
         "open), the reactive expert (memoryless and deterministic: it does what the current scene invites) and "
