@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -155,3 +156,14 @@ def test_a_hand_edited_run_json_with_wrong_types_is_a_one_line_error(tmp_path, e
     (folder / "run.json").write_text(json.dumps(manifest))
     with pytest.raises(ReportError, match=re.escape(message)):
         build_report([folder], tmp_path / "out", videos=False)
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_named_like_a_video_is_skipped_not_read(tmp_path):
+    """Opening a FIFO for reading blocks until a writer comes: the report must not open it."""
+    folder = write_run(tmp_path / "runs" / "a", [record("T01-x", 0, "SU", 2)])
+    videos = folder / "videos" / "T01-x"
+    videos.mkdir(parents=True)
+    os.mkfifo(videos / "T01-x_success_ep000_seed7.mp4")
+    build_report([folder], tmp_path / "out")
+    assert list((tmp_path / "out").rglob("*.mp4")) == []
