@@ -30,7 +30,10 @@ class FactsView:
         return self.facts.get((name, *args), default)
 
 
-NUMBERS = {"tilt", "height", "distance", "opening", "displacement", "rotation", "shift_x", "shift_y", "shift_z"}
+NUMBERS = {
+    *("tilt", "height", "distance", "opening", "displacement", "displacement_in", "rotation"),
+    *("shift_x", "shift_y", "shift_z"),
+}
 
 
 def run(tracker: CheckpointTracker, frames: list[dict]) -> CheckpointTracker:
@@ -65,6 +68,28 @@ def test_an_object_moved_from_the_start_gets_no_rule() -> None:
     moves = registers.first_moves([parse("on(butter, plate)")], ["butter", "plate"])
     rules = registers.still_rules(["butter", "plate"], moves, predecessor=[None])
     assert [name for name, _, _ in rules] == ["disturbed:plate"]
+
+
+def test_an_object_that_starts_in_a_drawer_is_measured_against_the_drawer() -> None:
+    """A04: the cream cheese starts in the top drawer; opening it to look carries the cheese
+    10+ cm (measured against the world, that was `disturbed:cream_cheese_1` at step 46)."""
+    region = "wooden_cabinet_1_top_region"
+    rule = next(
+        v
+        for v in build_tracker(Suite.load(arena=True).get("A04"), {}, Protocol()).violations
+        if v.name == "disturbed:cream_cheese_1"
+    )
+    assert rule.predicate == parse(
+        f"displacement_in(cream_cheese_1, {region}) > 0.03 or rotation(cream_cheese_1) > 0.35"
+    )
+
+    def tracker():
+        return CheckpointTracker([TrackedCheckpoint(parse("open(x)"), S)], violations=[rule])
+
+    carried = {("displacement", "cream_cheese_1"): 0.12, ("displacement_in", "cream_cheese_1", region): 0.004}
+    assert run(tracker(), [{}, carried, carried]).violation is None
+    nudged = {**carried, ("displacement_in", "cream_cheese_1", region): 0.04}
+    assert run(tracker(), [{}, carried, nudged]).violation == "disturbed:cream_cheese_1"
 
 
 def test_fixture_parts_and_their_shut_test() -> None:

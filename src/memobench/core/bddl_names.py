@@ -94,3 +94,16 @@ def start_regions(bddl: str) -> dict[str, tuple[str, tuple[float, float, float, 
         if atom.head == "on" and len(atom.items) == 3 and atom.items[2].text in ranges:
             found[atom.items[1].text] = (atom.items[2].text, ranges[atom.items[2].text])
     return found
+
+
+def start_containers(bddl: str) -> dict[str, str]:
+    """Object -> the full name of the region ``:init`` puts it ``In`` (a drawer's inside: the
+    object rides with it), for each object so started. Lower-cased, as LIBERO reads them; the
+    text is a checked problem (a task's)."""
+    sections = {item.head: item for item in parse_tree(bddl).items[1:] if hasattr(item, "head")}
+    regions = {name.lower() for name in declared_regions(bddl)}
+    return {
+        atom.items[1].text: atom.items[2].text
+        for atom in sections[":init"].items[1:]
+        if atom.head == "in" and len(atom.items) == 3 and atom.items[2].text in regions
+    }

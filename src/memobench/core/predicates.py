@@ -118,6 +118,7 @@ _STATE_NUMBER = {
     # How far an object left its start pose (the registers rules, docs/protocol.md): a nudged or
     # turned object can carry what a policy should have remembered.
     "displacement": (1, "distance (m) of o from where it stood when tracking started"),
+    "displacement_in": (2, "distance (m) o moved since tracking started, less what region r moved (o in a drawer)"),
     "rotation": (1, "angle (rad) o turned, about any axis, since tracking started"),
 }
 # State predicates of the robot itself, with no argument.

@@ -7,7 +7,8 @@ MEMOBench's protocol every task therefore gets, besides the commitments its file
 declares, these rules (each a violation, classed ``over_execution``):
 
 - ``disturbed:<o>``: an object no checkpoint is about stays within
-  :data:`DISTURB_DISTANCE` and :data:`DISTURB_TURN` of its start pose, all episode;
+  :data:`DISTURB_DISTANCE` and :data:`DISTURB_TURN` of its start pose, all episode (one
+  that starts in a drawer, of its place in the drawer: the drawer may be opened);
 - ``moved-early:<o>``: an object the task moves only at a later checkpoint (the
   bowl served after the check) stays so until that checkpoint is the current one;
 - ``ajar:<part>``: no drawer, door or knob rests between shut and open for
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from memobench.core import expr
-from memobench.core.bddl_names import declared_section
+from memobench.core.bddl_names import declared_section, start_containers
 
 if TYPE_CHECKING:
     from memobench.core.tracker import TrackedCheckpoint
@@ -70,7 +71,11 @@ def first_moves(predicates: Sequence[expr.Expr], objects: Iterable[str]) -> dict
 
 
 def still_rules(
-    objects: Iterable[str], moves: dict[str, int], predecessor: Sequence[int | None], free: Iterable[str] = ()
+    objects: Iterable[str],
+    moves: dict[str, int],
+    predecessor: Sequence[int | None],
+    free: Iterable[str] = (),
+    containers: dict[str, str] | None = None,
 ) -> list[tuple[str, str, int | None]]:
     """(name, predicate, until) of the disturbed / moved-early rules.
 
@@ -78,11 +83,14 @@ def still_rules(
     checkpoint whose completion makes checkpoint ``k`` current (None: current from the start).
     An object first moved by a checkpoint current from the start gets no rule, and neither
     does one in ``free`` (the task file's ``moves_early``) that some checkpoint is about.
+    An object in ``containers`` (object -> the region it starts in: a drawer's inside) is
+    measured against that region, so a drawer opened to look in does not disturb what it holds.
     """
     rules = []
-    free = set(free)
+    free, containers = set(free), containers or {}
     for name in sorted(objects):
-        text = f"displacement({name}) > {DISTURB_DISTANCE} or rotation({name}) > {DISTURB_TURN}"
+        moved = f"displacement_in({name}, {containers[name]})" if name in containers else f"displacement({name})"
+        text = f"{moved} > {DISTURB_DISTANCE} or rotation({name}) > {DISTURB_TURN}"
         if name not in moves:
             rules.append((f"disturbed:{name}", text, None))
         elif predecessor[moves[name]] is not None and name not in free:
@@ -105,7 +113,7 @@ def object_rules(
         if not cp.optional:
             last = i
     moves = first_moves([cp.predicate for cp in checkpoints], objects)
-    return still_rules(objects, moves, predecessor, free)
+    return still_rules(objects, moves, predecessor, free, start_containers(bddl))
 
 
 def fixture_parts(fixtures: dict[str, str]) -> list[tuple[str, str]]:

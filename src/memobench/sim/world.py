@@ -203,6 +203,11 @@ class WorldView:
     def _q_displacement(self, o: str) -> float:
         return float(np.linalg.norm(self.position(o) - self._reference(self._ref_pos, o)))
 
+    def _q_displacement_in(self, o: str, r: str) -> float:
+        own = self.position(o) - self._reference(self._ref_pos, o)
+        carried = self.position(r) - self._reference(self._ref_pos, r)
+        return float(np.linalg.norm(own - carried))
+
     def _q_rotation(self, o: str) -> float:
         return _angle(self._rotation(o) @ self._reference(self._ref_rot, o).T)
 
