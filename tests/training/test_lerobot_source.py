@@ -37,17 +37,17 @@ def folders(tmp_path):
     return data, tmp_path / "lerobot"
 
 
-def test_the_export_carries_the_masked_scene_vector_with_zeros_on_cue_rows(folders) -> None:
+def test_the_export_carries_the_masked_scene_vector_of_the_policys_steps(folders) -> None:
     data, export = folders
     info = json.loads((export / "meta/info.json").read_text())
     assert info["features"][ENVIRONMENT_STATE]["shape"] == [104]
     rows = pq.read_table(export / "data/chunk-000/file-000.parquet").to_pydict()
     episode = np.array(rows["episode_index"])
     env = np.array(rows[ENVIRONMENT_STATE])[episode == 0]
-    start = rows["memory.policy_start"][int(np.flatnonzero(episode == 0)[0])]
+    episodes = pq.read_table(export / "meta/episodes/chunk-000/file-000.parquet").to_pylist()
     with h5py.File(data / "state-features" / "T01-synthetic.state.hdf5") as f:
-        np.testing.assert_array_equal(env[start:], f["demo_0/state"][:, ROBOT_DIM:])
-    assert start == 12 and not env[:start].any()
+        np.testing.assert_array_equal(env, f["demo_0/state"][:, ROBOT_DIM:])  # no cue rows before them
+    assert episodes[0]["memobench/cue_length"] == 12
 
 
 @pytest.mark.parametrize("options", [DataOptions(stride=3, chunk=4), DataOptions(4, 6, "fine", True, True)])
