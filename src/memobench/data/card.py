@@ -38,9 +38,10 @@ first step and runs no action of it (docs/protocol.md): it passes each cue frame
 policy's `observe` (robot state, and the cameras' frames to a policy that takes images), then
 sends one cue query (`cue`: true, with the whole cue video as `prompt_video` to a policy that
 asks for it) whose answer is discarded; a stock openpi server asks for neither and never sees
-the cue (README: Remote policies). The export keeps the cue beside each episode the same way: `cue/chunk-CCC/episode_EEEEEE.parquet` (the cue's robot
-states per frame) and `cue/chunk-CCC/<image key>/episode_EEEEEE.mp4` (the cue as each
-camera saw it), with the episode's `memobench/cue_length` frames (0: no cue, no files)."""
+the cue (README: Remote policies). The export keeps the cue beside each episode the same
+way: `cue/chunk-CCC/episode_EEEEEE.parquet` (the cue's robot states per frame) and
+`cue/chunk-CCC/<image key>/episode_EEEEEE.mp4` (the cue as each camera saw it), with the
+episode's `memobench/cue_length` frames (0: no cue, no files)."""
 
 MEMORY_FORMAT = """Per frame, the memory annotation: `memory.so_far.{coarse,intermediate,fine}` is exactly the
 line the harness appends to the instruction under `--memory-oracle` ("Memory: <completed

@@ -208,7 +208,7 @@ def features_of(
     return features
 
 
-def _arrow_schema(features: dict[str, Any]):
+def arrow_schema(features: dict[str, Any]):
     import pyarrow as pa
 
     kinds = {"float32": pa.float32(), "int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
@@ -216,13 +216,16 @@ def _arrow_schema(features: dict[str, Any]):
     for key, feature in features.items():
         if feature["dtype"] == "video":
             continue
+        if feature["dtype"] == "image":  # encoded frames as Hugging Face datasets stores an Image
+            fields.append(pa.field(key, pa.struct([("bytes", pa.binary()), ("path", pa.string())])))
+            continue
         kind = kinds[feature["dtype"]]
         vector = feature["shape"] != [1] or key in ("observation.state", ENVIRONMENT_STATE, "action")
         fields.append(pa.field(key, pa.list_(kind, feature["shape"][0]) if vector else kind))
     return pa.schema(fields)
 
 
-def _arrow_column(values: Any, kind):
+def arrow_column(values: Any, kind):
     """One column as an Arrow array; [N, D] arrays become fixed-size lists without a Python copy."""
     import pyarrow as pa
 
@@ -413,7 +416,7 @@ def export_lerobot(
         first.arrays["robot_states"].shape[1], width, image_size, cameras, environment_state is not None
     )
     del first
-    schema = _arrow_schema(features)
+    schema = arrow_schema(features)
     numeric = [key for key, f in features.items() if f["dtype"] in NUMERIC]
     videos = [VIDEO_KEYS[c] for c in cameras]
 
@@ -438,7 +441,7 @@ def export_lerobot(
                 environment=environment,
             )
             length = len(columns["index"])
-            data.write(pa.table([_arrow_column(columns[f.name], f.type) for f in schema], schema=schema))
+            data.write(pa.table([arrow_column(columns[f.name], f.type) for f in schema], schema=schema))
             row: dict[str, Any] = {
                 "episode_index": episode,
                 "tasks": [attrs["instruction"]],
