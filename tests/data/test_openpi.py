@@ -135,3 +135,25 @@ def test_token_estimate_counts_words_digits_and_punctuation():
     assert estimate_tokens("a" * 17) == 3 + 2  # a long word in pieces of 8 letters
     long = "pick up the red bowl on the left of the plate and put it in the top drawer of the cabinet " * 3
     assert estimate_tokens(long) > 48
+
+
+def test_export_command_writes_the_openpi_dataset_its_card_and_the_token_report(source, tmp_path):
+    from typer.testing import CliRunner
+
+    from memobench.cli import app
+
+    runner = CliRunner(env={"COLUMNS": "250"})
+    out = tmp_path / "openpi"
+    args = ["data", "export", str(source), "--out", str(out), "--format", "openpi", "--prompt", "oracle-fine"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "openpi dataset (LeRobot v2.1)" in result.output and "an estimate" in result.output
+    assert "O01-y" in result.output and "8 px" in result.output and "render at 224" in result.output
+    card = (out / "README.md").read_text()
+    assert "LeRobot dataset format v2.1" in card and "The cue is not in the rows" in card
+    assert "--format openpi --prompt oracle-fine" in card
+    base = ["data", "export", str(source), "--out", str(tmp_path / "x")]
+    refused = runner.invoke(app, [*base, "--format", "openpi", "--prompt", "oracle"])
+    assert refused.exit_code == 2 and "unknown prompt" in refused.output
+    refused = runner.invoke(app, [*base, "--prompt", "oracle-fine"])  # the v3.0 export has every line already
+    assert refused.exit_code == 2 and "--prompt is for --format openpi" in refused.output
