@@ -157,3 +157,15 @@ def test_export_command_writes_the_openpi_dataset_its_card_and_the_token_report(
     assert refused.exit_code == 2 and "unknown prompt" in refused.output
     refused = runner.invoke(app, [*base, "--prompt", "oracle-fine"])  # the v3.0 export has every line already
     assert refused.exit_code == 2 and "--prompt is for --format openpi" in refused.output
+
+
+def test_demos_without_camera_images_are_refused(tmp_path):
+    from tests.data.test_demos import synthetic_demo
+
+    from memobench.data.demo_file import write_task_file
+
+    attrs = {"task_id": "O01-y", "family": "object", "instruction": "take it", "seed_base": 1, "attempts": 1}
+    demo = synthetic_demo(5, (3,))  # the agent-view camera only
+    write_task_file(tmp_path / "hdf5" / "O01-y.hdf5", {**attrs, "total": 5}, [demo])
+    with pytest.raises(ValueError, match="lack camera images"):
+        export_openpi(tmp_path / "hdf5", tmp_path / "openpi")

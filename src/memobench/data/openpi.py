@@ -151,7 +151,8 @@ def export_openpi(source: Path, out: Path, *, prompt: str = "instruction") -> di
     """Convert every ``<task>.hdf5`` in ``source`` to one openpi-ready LeRobot v2.1 dataset in ``out``.
 
     Returns ``info.json`` with the prompt report under ``memobench/prompts`` (also written to
-    ``meta/memobench_prompts.json``). ValueError for an unknown ``prompt`` or a demo that cannot be exported.
+    ``meta/memobench_prompts.json``). ValueError for an unknown ``prompt``, demos without both cameras'
+    images or a demo that cannot be exported.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -163,6 +164,8 @@ def export_openpi(source: Path, out: Path, *, prompt: str = "instruction") -> di
         raise FileNotFoundError(f"no <task>.hdf5 files in {source}")
     width, first = survey(files)
     cameras = [c for c in IMAGE_KEYS if f"obs/{IMAGE_KEYS[c]}" in first.arrays]
+    if len(cameras) < len(CAMERA_KEYS):  # openpi's LIBERO inputs read both cameras
+        raise ValueError(f"the demos in {source} lack camera images (openpi reads both): render them first")
     image_size = int(first.arrays[f"obs/{IMAGE_KEYS[cameras[0]]}"].shape[1]) if cameras else None
     features = openpi_features(features_of(first.arrays["robot_states"].shape[1], width, image_size, cameras))
     del first
@@ -173,6 +176,8 @@ def export_openpi(source: Path, out: Path, *, prompt: str = "instruction") -> di
     images = [CAMERA_KEYS[c] for c in cameras]
     meta = out / "meta"
     meta.mkdir(parents=True, exist_ok=True)
+    for name in ("episodes.jsonl", "episodes_stats.jsonl"):  # appended to below, one line per episode
+        (meta / name).write_text("")
 
     tasks: dict[str, int] = {}
     prompts_by_task: dict[str, set[str]] = {}
