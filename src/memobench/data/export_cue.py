@@ -25,7 +25,7 @@ from memobench.data.render import IMAGE_KEYS
 CUE_PATH = "cue/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet"
 CUE_VIDEO_PATH = "cue/chunk-{episode_chunk:03d}/{video_key}/episode_{episode_index:06d}.mp4"
 CHUNKS_SIZE = 1000  # episodes per cue chunk folder, as LeRobot v2.1 chunks its episode files
-FPS = 20
+FPS = 20  # the control frequency: the frame rate of every export (memobench.data.lerobot re-exports it)
 
 
 def cue_states(demo: Demo) -> np.ndarray:
@@ -71,20 +71,26 @@ def write_cue(out: Path, episode: int, demo: Demo, videos: dict[str, str], state
     return len(states)
 
 
-def write_video(path: Path, frames: np.ndarray) -> None:
-    """``frames`` [N, H, W, 3] uint8 as one H.264 mp4 (every frame a keyframe: cue videos are short)."""
+def video_writer(path: Path, keyframe_interval: int):
+    """An open H.264 (yuv420p) writer at :data:`FPS` for ``path``, a keyframe every ``keyframe_interval`` frames:
+    how both exports encode frames (``append_data`` each frame, then ``close``)."""
     import imageio.v2 as imageio
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    writer = imageio.get_writer(
+    return imageio.get_writer(
         path,
         fps=FPS,
         codec="libx264",
         pixelformat="yuv420p",
         macro_block_size=1,
         ffmpeg_log_level="error",
-        output_params=["-g", "1"],
+        output_params=["-g", str(keyframe_interval)],
     )
+
+
+def write_video(path: Path, frames: np.ndarray) -> None:
+    """``frames`` [N, H, W, 3] uint8 as one mp4 (every frame a keyframe: cue videos are short)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = video_writer(path, 1)
     try:
         for frame in frames:
             writer.append_data(frame)

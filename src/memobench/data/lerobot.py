@@ -61,7 +61,7 @@ import numpy as np
 
 from memobench.core.oracle import memory_line
 from memobench.data.demo_file import Demo, iter_demos, non_finite_rows, read_file_summary
-from memobench.data.export_cue import CUE_PATH, CUE_VIDEO_PATH, write_cue
+from memobench.data.export_cue import CUE_PATH, CUE_VIDEO_PATH, FPS, video_writer, write_cue
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
@@ -75,7 +75,6 @@ from memobench.data.state_features import (
 )
 
 CODEBASE_VERSION = "v3.0"
-FPS = 20  # the control frequency
 CHUNKS_SIZE = 1000  # files per chunk folder (LeRobot's default)
 DATA_FILE_MB = 100  # LeRobot's defaults for the size at which a file is cut
 VIDEO_FILE_MB = 200
@@ -318,19 +317,9 @@ class _VideoFiles(_FileSeries):
 
     def write(self, frames: np.ndarray) -> float:
         """Append one episode's frames; returns the timestamp in its file where the episode starts."""
-        import imageio.v2 as imageio
-
         if self.needs_new_file():
             self.close()
-            self.writer = imageio.get_writer(
-                self.next_path(),
-                fps=FPS,
-                codec="libx264",
-                pixelformat="yuv420p",
-                macro_block_size=1,
-                ffmpeg_log_level="error",
-                output_params=["-g", str(KEYFRAME_INTERVAL)],
-            )
+            self.writer = video_writer(self.next_path(), KEYFRAME_INTERVAL)
             self.frames_in_file = 0
         start = self.frames_in_file / FPS
         for frame in frames:
