@@ -269,32 +269,23 @@ def export_command(
     ] = None,
 ) -> None:
     """Convert the HDF5 demos to a LeRobot dataset with per-frame memory annotations."""
+    from memobench.data import export as exports
     from memobench.data.card import hdf5_card_inputs, write_card
-    from memobench.data.lerobot import export_lerobot
-    from memobench.data.openpi import PROMPTS, export_openpi
 
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise fail("the LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
-    if fmt not in ("lerobot", "openpi"):
-        raise fail(f"unknown format {fmt!r}; available: lerobot, openpi")
-    if fmt == "openpi" and environment_state:
-        raise fail("--environment-state is for --format lerobot (openpi's LIBERO config reads no scene state)")
-    if fmt == "lerobot" and prompt != "instruction":
-        raise fail("--prompt is for --format openpi (the lerobot export carries every memory line per frame)")
-    if prompt not in PROMPTS:
-        raise fail(f"unknown prompt {prompt!r}; available: {', '.join(PROMPTS)}")
+    try:
+        exports.check_options(fmt, prompt, environment_state)
+    except ValueError as e:
+        raise fail(str(e)) from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
     existed = out.exists()
     try:
-        if fmt == "openpi":
-            info = export_openpi(folder, out, prompt=prompt)
-        else:
-            info = export_lerobot(
-                folder, out, environment_state=(features or folder / "state-features") if environment_state else None
-            )
+        features_dir = (features or folder / "state-features") if environment_state else None
+        info = exports.export(folder, out, fmt=fmt, prompt=prompt, environment_state=features_dir)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
     except OSError as e:  # a full disk: the half export goes (it was ours: --out was new or empty)
@@ -304,71 +295,15 @@ def export_command(
             f"{where}{e.strerror or e}; the partial export in {out} was removed, {folder} is untouched: "
             "free the space and run the same command again"
         ) from None
-    options = (" --environment-state" if environment_state else "") + (
-        f" --format openpi --prompt {prompt}" if fmt == "openpi" else ""
-    )
-    write_card(
-        out,
-        hdf5_card_inputs(folder),
-        fmt=fmt,
-        command=f"memobench collect, then memobench data export {folder} --out {out}{options}",
-        environment_state=environment_state,
-    )
-    console = Console()
+    command = exports.card_command(folder, out, fmt=fmt, prompt=prompt, environment_state=environment_state)
+    write_card(out, hdf5_card_inputs(folder), fmt=fmt, command=command, environment_state=environment_state)
     if fmt == "openpi":
-        _print_openpi_summary(console, out, info)
-        return
+        return exports.print_openpi_summary(Console(), out, info)
     videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
-    console.print(
+    Console().print(
         f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
         f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
     )
-
-
-def _print_openpi_summary(console: Console, out: Path, info: dict) -> None:
-    """The openpi export's totals, its frame size against 224 px and the per-task prompt token report."""
-    from rich.table import Table
-
-    from memobench.data.prompt_tokens import PI0_MAX_TOKENS, PI05_MAX_TOKENS
-
-    report = info["memobench/prompts"]
-    images = [k for k, v in info["features"].items() if v["dtype"] == "image"]
-    size = info["features"][images[0]]["shape"][0] if images else None
-    console.print(
-        f"openpi dataset (LeRobot v2.1) in {out}: {info['total_episodes']} episodes, {info['total_frames']} frames, "
-        f"{info['total_tasks']} distinct prompts, images: {f'{size} px' if size else 'none (render first)'}; "
-        f"norm_stats.json beside meta/"
-    )
-    if size and size != 224:
-        console.print(
-            f"[yellow]frames are {size} px (as rendered): openpi resizes them to 224; `memobench eval` sends "
-            "224 px at its default --resize-size, so render at 224 to train on the pixels it shows.[/yellow]"
-        )
-    table = Table(title=f"prompt ({report['prompt']}) length in PaliGemma tokens: an estimate ({report['tokens']})")
-    for column in (
-        "task",
-        "prompts",
-        "longest (est. tokens)",
-        f"pi0 <= {PI0_MAX_TOKENS}",
-        f"pi0.5 <= {PI05_MAX_TOKENS}",
-    ):
-        table.add_column(column)
-    for row in report["tasks"]:
-        table.add_row(
-            row["task"],
-            str(row["prompts"]),
-            str(row["max_tokens_estimate"]),
-            "yes" if row["fits_pi0"] else "[red]no: cut[/red]",
-            "yes" if row["fits_pi05"] else "[red]no: cut[/red]",
-        )
-    console.print(table)
-    over = [r["task"] for r in report["tasks"] if not r["fits_pi0"]]
-    if over:
-        console.print(
-            f"[yellow]{len(over)}/{len(report['tasks'])} task(s) have prompts over pi0's {PI0_MAX_TOKENS} tokens "
-            "(estimated): openpi cuts them, losing their end (the memory line); raise max_token_len in the "
-            "model config or use a shorter level.[/yellow]"
-        )
 
 
 def _remove_export(out: Path, keep_folder: bool) -> None:
