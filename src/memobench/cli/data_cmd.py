@@ -298,12 +298,26 @@ def export_command(
     command = exports.card_command(folder, out, fmt=fmt, prompt=prompt, environment_state=environment_state)
     write_card(out, hdf5_card_inputs(folder), fmt=fmt, command=command, environment_state=environment_state)
     if fmt == "openpi":
-        return exports.print_openpi_summary(Console(), out, info)
+        return _print_summary(exports.openpi_summary(out, info))
     videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
     Console().print(
         f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
         f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
     )
+
+
+def _print_summary(summary: dict) -> None:
+    """An export's headline, its table and its notes (memobench.data.export.openpi_summary)."""
+    from rich.table import Table
+
+    console = Console()
+    console.print(summary["headline"])
+    table = Table(*summary["columns"], title=summary["title"])
+    for row in summary["rows"]:
+        table.add_row(*(f"[red]{cell}[/red]" if cell.startswith("no") else cell for cell in row))
+    console.print(table)
+    for note in summary["notes"]:
+        console.print(f"[yellow]{note}[/yellow]")
 
 
 def _remove_export(out: Path, keep_folder: bool) -> None:

@@ -1,5 +1,6 @@
 """``memobench data export``'s choices in one place: which formats exist, which options go with
-which format, the export itself and the command line a dataset card records."""
+which format, the export itself, the command line a dataset card records and what the command
+says afterwards (as data: the CLI draws it)."""
 
 from __future__ import annotations
 
@@ -42,41 +43,43 @@ def card_command(folder: Path, out: Path, *, fmt: str, prompt: str, environment_
     return f"memobench collect, then memobench data export {folder} --out {out}{options}"
 
 
-def print_openpi_summary(console, out: Path, info: dict[str, Any]) -> None:
-    """The openpi export's totals, its frame size against 224 px and the per-task prompt token report (Rich)."""
-    from rich.table import Table
-
+def openpi_summary(out: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """What the command says after an openpi export: a headline, notes (frame size against 224 px,
+    prompts over pi0's limit) and the per-task prompt token table (``title``, ``columns``, ``rows``)."""
     from memobench.data.prompt_tokens import PI0_MAX_TOKENS, PI05_MAX_TOKENS
 
     report = info["memobench/prompts"]
     images = [k for k, v in info["features"].items() if v["dtype"] == "image"]
     size = info["features"][images[0]]["shape"][0] if images else None
-    console.print(
-        f"openpi dataset (LeRobot v2.1) in {out}: {info['total_episodes']} episodes, {info['total_frames']} frames, "
-        f"{info['total_tasks']} distinct prompts, images: {size} px; norm_stats.json beside meta/"
-    )
+    notes = []
     if size != 224:
-        console.print(
-            f"[yellow]frames are {size} px (as rendered): openpi resizes them to 224; `memobench eval` sends "
-            "224 px at its default --resize-size, so render at 224 to train on the pixels it shows.[/yellow]"
+        notes.append(
+            f"frames are {size} px (as rendered): openpi resizes them to 224; `memobench eval` sends "
+            "224 px at its default --resize-size, so render at 224 to train on the pixels it shows."
         )
-    table = Table(title=f"prompt ({report['prompt']}) length in PaliGemma tokens: an estimate ({report['tokens']})")
-    for column in (
-        "task",
-        "prompts",
-        "longest (est. tokens)",
-        f"pi0 <= {PI0_MAX_TOKENS}",
-        f"pi0.5 <= {PI05_MAX_TOKENS}",
-    ):
-        table.add_column(column)
-    for row in report["tasks"]:
-        fits = ["yes" if row[key] else "[red]no: cut[/red]" for key in ("fits_pi0", "fits_pi05")]
-        table.add_row(row["task"], str(row["prompts"]), str(row["max_tokens_estimate"]), *fits)
-    console.print(table)
     over = [r["task"] for r in report["tasks"] if not r["fits_pi0"]]
     if over:
-        console.print(
-            f"[yellow]{len(over)}/{len(report['tasks'])} task(s) have prompts over pi0's {PI0_MAX_TOKENS} tokens "
+        notes.append(
+            f"{len(over)}/{len(report['tasks'])} task(s) have prompts over pi0's {PI0_MAX_TOKENS} tokens "
             "(estimated): openpi cuts them, losing their end (the memory line); raise max_token_len in the "
-            "model config or use a shorter level.[/yellow]"
+            "model config or use a shorter level."
         )
+    return {
+        "headline": f"openpi dataset (LeRobot v2.1) in {out}: {info['total_episodes']} episodes, "
+        f"{info['total_frames']} frames, {info['total_tasks']} distinct prompts, images: {size} px; "
+        "norm_stats.json beside meta/",
+        "notes": notes,
+        "title": f"longest prompt ({report['prompt']}) per task in PaliGemma tokens: {report['tokens']}",
+        "columns": [
+            "task",
+            "prompts",
+            "longest (est. tokens)",
+            f"pi0 <= {PI0_MAX_TOKENS}",
+            f"pi0.5 <= {PI05_MAX_TOKENS}",
+        ],
+        "rows": [
+            [r["task"], str(r["prompts"]), str(r["max_tokens_estimate"])]
+            + ["yes" if r[key] else "no: cut" for key in ("fits_pi0", "fits_pi05")]
+            for r in report["tasks"]
+        ],
+    }

@@ -230,8 +230,8 @@ def export_openpi(source: Path, out: Path, *, prompt: str = "instruction") -> di
     (out / "norm_stats.json").write_text(json.dumps(norm_stats_json(running), indent=2) + "\n")
     report = {
         "prompt": prompt,
-        "tokens": "estimate (memobench.data.prompt_tokens): words, digits and punctuation as PaliGemma pieces, "
-        "plus pi0's BOS and separator; pi0.5 also spends tokens on the discretised state, not counted",
+        "tokens": "an estimate (memobench.data.prompt_tokens) counting words, digits and punctuation as "
+        "PaliGemma pieces plus pi0's BOS and separator; pi0.5 also spends tokens on the discretised state, not counted",
         "limits": {"pi0": 48, "pi05": 200},
         "tasks": budget_report(prompts_by_task),
     }
