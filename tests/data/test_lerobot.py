@@ -77,7 +77,7 @@ def test_info_and_tasks_follow_the_v3_layout(exported):
     out, info = exported
     assert json.loads((out / "meta/info.json").read_text()) == info
     assert info["codebase_version"] == "v3.0" and info["fps"] == 20
-    assert (info["total_episodes"], info["total_frames"], info["total_tasks"]) == (3, 15 + CUE, 2)
+    assert (info["total_episodes"], info["total_frames"], info["total_tasks"]) == (3, 15, 2)
     assert info["splits"] == {"train": "0:3"}
     assert info["features"]["observation.images.image"]["dtype"] == "video"
     assert info["features"]["observation.images.image"]["shape"] == [8, 8, 3]
@@ -95,7 +95,7 @@ def test_stats_hold_lerobots_full_set_merged_from_the_episodes(exported):
     assert set(stats) == numeric and all(set(s) == full_set for s in stats.values())
     frames = pq.read_table(out / "data/chunk-000/file-000.parquet")
     actions = np.array(frames.column("action").to_pylist())
-    assert stats["action"]["count"] == [15 + CUE]
+    assert stats["action"]["count"] == [15]  # the policy's rows only
     np.testing.assert_allclose(stats["action"]["mean"], actions.mean(0), atol=1e-6)  # pooled: exact
     np.testing.assert_allclose(stats["action"]["std"], actions.std(0), atol=1e-6)
     assert np.all(np.array(stats["action"]["q01"]) <= np.array(stats["action"]["q99"]))
@@ -115,8 +115,9 @@ def test_frames_episodes_and_videos_line_up(exported):
     out, _ = exported
     frames = pq.read_table(out / "data/chunk-000/file-000.parquet").to_pydict()
     episodes = pq.read_table(out / "meta/episodes/chunk-000/file-000.parquet").to_pylist()
-    assert frames["index"] == list(range(15 + CUE))
-    assert [e["length"] for e in episodes] == [5, 6 + CUE, 4]
+    assert frames["index"] == list(range(15))
+    assert [e["length"] for e in episodes] == [5, 6, 4]
+    assert [e["memobench/cue_length"] for e in episodes] == [0, CUE, 0]
     for e in episodes:
         rows = range(e["dataset_from_index"], e["dataset_to_index"])
         assert {frames["episode_index"][i] for i in rows} == {e["episode_index"]}
@@ -124,31 +125,37 @@ def test_frames_episodes_and_videos_line_up(exported):
         assert e["videos/observation.images.image/to_timestamp"] - e[
             "videos/observation.images.image/from_timestamp"
         ] == pytest.approx(e["length"] / 20)
-        cue = frames["memory.policy_start"][rows[0]]
-        assert [frames["memory.phase"][i] for i in rows] == ["cue"] * cue + ["policy"] * (e["length"] - cue)
         key_frames = [c["key_frame"] for c in json.loads(e["memobench/checkpoints"])]
-        current = [frames["memory.checkpoint_index"][i] for i in rows][cue:]
-        assert current == current_checkpoints([{"key_frame": k} for k in key_frames], e["length"] - cue).tolist()
+        current = [frames["memory.checkpoint_index"][i] for i in rows]
+        assert current == current_checkpoints([{"key_frame": k} for k in key_frames], e["length"]).tolist()
     assert frames["memory.text.fine"][0] == "c" and frames["memory.op"][0] == "storage"
     assert len(frames["observation.state"][0]) == 8 and len(frames["action"][0]) == 7
     for key in ("observation.images.image", "observation.images.wrist_image"):
         video = np.stack(list(iio.imiter(out / f"videos/{key}/chunk-000/file-000.mp4")))
-        assert video.shape == (15 + CUE, 8, 8, 3)
+        assert video.shape == (15, 8, 8, 3)
 
 
-def test_cue_frames_come_first_and_carry_no_action(exported, tmp_path):
-    out, _ = exported
-    frames = pq.read_table(out / "data/chunk-000/file-000.parquet").to_pydict()
-    episode = [i for i, e in enumerate(frames["episode_index"]) if e == 1]  # T01-x's first demo, with the cue
+def test_cue_frames_are_not_among_the_policys_action_rows(exported, tmp_path):
+    """The episode with a cue: its rows are exactly the demo's steps; the cue lies beside them."""
+    import imageio.v3 as iio
+
     from memobench.data.demo_file import read_task_file
 
+    out, info = exported
+    frames = pq.read_table(out / "data/chunk-000/file-000.parquet").to_pydict()
+    rows = [i for i, e in enumerate(frames["episode_index"]) if e == 1]  # T01-x's first demo, with the cue
     _, (demo, _) = read_task_file(tmp_path / "hdf5" / "T01-x.hdf5")
-    cue_rows, policy_rows = episode[:CUE], episode[CUE:]
-    assert all(frames["memory.policy_start"][i] == CUE for i in episode)
-    assert all(frames["action"][i] == [0.0] * 7 for i in cue_rows)
-    np.testing.assert_allclose([frames["observation.state"][i] for i in cue_rows], demo.arrays["cue/robot_states"])
-    np.testing.assert_allclose([frames["action"][i] for i in policy_rows], demo.arrays["actions"], atol=1e-6)
-    assert all(frames["memory.so_far.fine"][i] == "Memory: nothing done yet." for i in cue_rows)
+    assert len(rows) == demo.length
+    np.testing.assert_allclose([frames["action"][i] for i in rows], demo.arrays["actions"], atol=1e-6)
+    np.testing.assert_allclose([frames["observation.state"][i] for i in rows], demo.arrays["robot_states"])
+    assert all(any(a) for a in frames["action"]) and "memory.phase" not in frames
+    cue = pq.read_table(out / info["memobench/cue_path"].format(episode_chunk=0, episode_index=1)).to_pydict()
+    np.testing.assert_allclose(cue["observation.state"], demo.arrays["cue/robot_states"])
+    assert cue["frame_index"] == list(range(CUE))
+    for key in ("observation.images.image", "observation.images.wrist_image"):
+        path = out / info["memobench/cue_video_path"].format(episode_chunk=0, video_key=key, episode_index=1)
+        assert np.stack(list(iio.imiter(path))).shape == (CUE, 8, 8, 3)
+    assert not (out / info["memobench/cue_path"].format(episode_chunk=0, episode_index=0)).exists()  # no cue
 
 
 def test_memory_so_far_is_the_harness_oracle_line_of_the_completed_checkpoints(exported):

@@ -13,7 +13,7 @@ except Exception as e:  # not installed (ImportError), or a torchvision built fo
         f"LeRobot cannot be imported ({type(e).__name__}: {e}); README: Demonstrations", allow_module_level=True
     )
 
-from tests.data.test_lerobot import CUE, write_source  # noqa: E402
+from tests.data.test_lerobot import write_source  # noqa: E402
 
 from memobench.data.lerobot import FPS, export_lerobot  # noqa: E402
 
@@ -33,7 +33,7 @@ def test_lerobot_dataset_draws_batches_with_action_chunks(tmp_path):
         # LeRobot's default decoder: torchcodec where installed. Its "pyav" path needs
         # torchvision.io.VideoReader, which torchvision 0.26 and later no longer have.
     )
-    assert (dataset.num_episodes, dataset.num_frames) == (3, 15 + CUE)
+    assert (dataset.num_episodes, dataset.num_frames) == (3, 15)
     assert {"q01", "q99"} <= set(dataset.meta.stats["action"])
     loader = torch.utils.data.DataLoader(dataset, batch_size=3, shuffle=False)
     batch = next(iter(loader))

@@ -24,7 +24,7 @@ from memobench.data.state_features import ROBOT_DIM  # noqa: E402
 from memobench.training.checkpoint_files import last_checkpoint  # noqa: E402
 from memobench.training.dataset import BatchSource, DataOptions, index_demos  # noqa: E402
 from memobench.training.embedding import HashEmbedder  # noqa: E402
-from memobench.training.lerobot_source import LeRobotSource  # noqa: E402
+from memobench.training.lerobot_source import LeRobotSource, index_episodes  # noqa: E402
 from memobench.training.trainer import TrainSettings, train  # noqa: E402
 
 
@@ -37,17 +37,17 @@ def folders(tmp_path):
     return data, tmp_path / "lerobot"
 
 
-def test_the_export_carries_the_masked_scene_vector_with_zeros_on_cue_rows(folders) -> None:
+def test_the_export_carries_the_masked_scene_vector_of_the_policys_steps(folders) -> None:
     data, export = folders
     info = json.loads((export / "meta/info.json").read_text())
     assert info["features"][ENVIRONMENT_STATE]["shape"] == [104]
     rows = pq.read_table(export / "data/chunk-000/file-000.parquet").to_pydict()
     episode = np.array(rows["episode_index"])
     env = np.array(rows[ENVIRONMENT_STATE])[episode == 0]
-    start = rows["memory.policy_start"][int(np.flatnonzero(episode == 0)[0])]
+    episodes = pq.read_table(export / "meta/episodes/chunk-000/file-000.parquet").to_pylist()
     with h5py.File(data / "state-features" / "T01-synthetic.state.hdf5") as f:
-        np.testing.assert_array_equal(env[start:], f["demo_0/state"][:, ROBOT_DIM:])
-    assert start == 12 and not env[:start].any()
+        np.testing.assert_array_equal(env, f["demo_0/state"][:, ROBOT_DIM:])  # no cue rows before them
+    assert episodes[0]["memobench/cue_length"] == 12
 
 
 @pytest.mark.parametrize("options", [DataOptions(stride=3, chunk=4), DataOptions(4, 6, "fine", True, True)])
@@ -136,3 +136,12 @@ def test_the_command_detects_the_layout_and_refuses_anything_else(tmp_path, fold
     card = runner.invoke(app, ["data", "export", str(data), "--out", str(tmp_path / "x"), "--environment-state"])
     assert card.exit_code == 0, card.output
     assert "`observation.environment_state` (104 floats per frame)" in (tmp_path / "x" / "README.md").read_text()
+
+
+def test_an_export_whose_cue_is_in_its_rows_is_refused(folders) -> None:
+    # Exports written before the cue left the rows have no memobench/cue_length: their rows begin with the cue.
+    _, export = folders
+    path = export / "meta/episodes/chunk-000/file-000.parquet"
+    pq.write_table(pq.read_table(path).drop(["memobench/cue_length"]), path)
+    with pytest.raises(ValueError, match="export it again"):
+        index_episodes(export, "state")

@@ -242,7 +242,21 @@ def features_command(
 def export_command(
     folder: FolderArgument,
     out: Annotated[Path, typer.Option(help="Folder for the exported dataset (must not exist or be empty).")],
-    fmt: Annotated[str, typer.Option("--format", help="Export format: lerobot (LeRobot dataset v3.0).")] = "lerobot",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="Export format: lerobot (LeRobot dataset v3.0) or openpi (LeRobot v2.1 with openpi's LIBERO keys "
+            "and norm_stats.json, for fine-tuning pi0 / pi0.5; examples/openpi).",
+        ),
+    ] = "lerobot",
+    prompt: Annotated[
+        str,
+        typer.Option(
+            help="openpi: each frame's prompt: instruction, or oracle-coarse|oracle-intermediate|oracle-fine "
+            "(the instruction and the memory line, as --memory-oracle sends it)."
+        ),
+    ] = "instruction",
     environment_state: Annotated[
         bool,
         typer.Option(
@@ -255,22 +269,23 @@ def export_command(
     ] = None,
 ) -> None:
     """Convert the HDF5 demos to a LeRobot dataset with per-frame memory annotations."""
+    from memobench.data import export as exports
     from memobench.data.card import hdf5_card_inputs, write_card
-    from memobench.data.lerobot import export_lerobot
 
     try:
         import pyarrow  # noqa: F401
     except ImportError:
         raise fail("the LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
-    if fmt != "lerobot":
-        raise fail(f"unknown format {fmt!r}; available: lerobot")
+    try:
+        exports.check_options(fmt, prompt, environment_state)
+    except ValueError as e:
+        raise fail(str(e)) from None
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise fail(f"{out} is {'not empty' if out.is_dir() else 'a file'}; choose a new folder")
     existed = out.exists()
     try:
-        info = export_lerobot(
-            folder, out, environment_state=(features or folder / "state-features") if environment_state else None
-        )
+        features_dir = (features or folder / "state-features") if environment_state else None
+        info = exports.export(folder, out, fmt=fmt, prompt=prompt, environment_state=features_dir)
     except (FileNotFoundError, ValueError) as e:
         raise fail(str(e)) from None
     except OSError as e:  # a full disk: the half export goes (it was ours: --out was new or empty)
@@ -280,19 +295,29 @@ def export_command(
             f"{where}{e.strerror or e}; the partial export in {out} was removed, {folder} is untouched: "
             "free the space and run the same command again"
         ) from None
-    write_card(
-        out,
-        hdf5_card_inputs(folder),
-        fmt="lerobot",
-        command=f"memobench collect, then memobench data export {folder} --out {out}"
-        + (" --environment-state" if environment_state else ""),
-        environment_state=environment_state,
-    )
+    command = exports.card_command(folder, out, fmt=fmt, prompt=prompt, environment_state=environment_state)
+    write_card(out, hdf5_card_inputs(folder), fmt=fmt, command=command, environment_state=environment_state)
+    if fmt == "openpi":
+        return _print_summary(exports.openpi_summary(out, info))
     videos = [k for k, v in info["features"].items() if v["dtype"] == "video"]
     Console().print(
         f"LeRobot v3.0 dataset in {out}: {info['total_episodes']} episodes, {info['total_frames']} "
         f"frames, {info['total_tasks']} tasks, videos: {', '.join(videos) or 'none (render first)'}"
     )
+
+
+def _print_summary(summary: dict) -> None:
+    """An export's headline, its table and its notes (memobench.data.export.openpi_summary)."""
+    from rich.table import Table
+
+    console = Console()
+    console.print(summary["headline"])
+    table = Table(*summary["columns"], title=summary["title"])
+    for row in summary["rows"]:
+        table.add_row(*(f"[red]{cell}[/red]" if cell.startswith("no") else cell for cell in row))
+    console.print(table)
+    for note in summary["notes"]:
+        console.print(f"[yellow]{note}[/yellow]")
 
 
 def _remove_export(out: Path, keep_folder: bool) -> None:

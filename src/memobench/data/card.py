@@ -19,20 +19,41 @@ annotation (per checkpoint: key frame, op label, three texts). See
 LEROBOT_FORMAT = """LeRobot dataset format v3.0 (parquet + mp4 + meta), as LeRobot 0.4.x writes it:
 `meta/stats.json` has min, max, mean, std, count and the quantiles q01, q10, q50, q90, q99
 for every numeric and video feature, and each episode row its own statistics
-(`stats/<feature>/<stat>`). Videos are H.264 with a keyframe every 2 frames.
+(`stats/<feature>/<stat>`). Videos are H.264 with a keyframe every 2 frames. See
+`memobench/data/lerobot.py`."""
 
-Each episode is its cue followed by the policy's part, in the same rows and videos:
-cue frames are flagged per frame `memory.phase` = `cue` (the policy's frames: `policy`),
-their `action` is zero and carries no demonstration (mask them out of action losses), and
-`memory.policy_start` (on every row) is the number of cue frames. Per frame, the memory
-annotation: `memory.so_far.{coarse,intermediate,fine}` is exactly the line the harness
-appends to the instruction under `--memory-oracle` ("Memory: <completed checkpoints'
-texts>." or "Memory: nothing done yet."; the oracle prompt is the task, a newline and this
-line); `memory.completed` the completed-checkpoint mask (padded with False to the largest
-checkpoint count, `memory.num_checkpoints` real ones); `memory.checkpoint_index`,
+OPENPI_FORMAT = """LeRobot dataset format v2.1 (per-episode parquet files; `meta/info.json`, `tasks.jsonl`,
+`episodes.jsonl`, `episodes_stats.jsonl`), the format of the LeRobot commit openpi pins, with
+the keys openpi's LIBERO data config reads: `image` and `wrist_image` (PNG frames at the size
+the demos were rendered at), `state` (8 floats), `actions` (7) and the task as the prompt
+(`prompt_from_task`; which prompt: `meta/memobench_prompts.json`). `norm_stats.json` is openpi's
+normalisation file (mean, std, q01, q99 of `state` and `actions`): copy it to
+`assets/<train config>/<repo id>/` in the openpi checkout. See `memobench/data/openpi.py`
+and `examples/openpi/`."""
+
+CUE_FORMAT = """**The cue is not in the rows.** Each episode's rows are the policy's steps, from its first
+(`frame_index` 0) to its last, and every row's action is a demonstrated action; statistics
+are over those rows only. At evaluation the harness shows a policy the task's cue before its
+first step and runs no action of it (docs/protocol.md): it passes each cue frame to the
+policy's `observe` (robot state, and the cameras' frames to a policy that takes images), then
+sends one cue query (`cue`: true, with the whole cue video as `prompt_video` to a policy that
+asks for it) whose answer is discarded; a stock openpi server asks for neither and never sees
+the cue (README: Remote policies). The export keeps the cue beside each episode the same
+way: `cue/chunk-CCC/episode_EEEEEE.parquet` (the cue's robot states per frame) and
+`cue/chunk-CCC/<image key>/episode_EEEEEE.mp4` (the cue as each camera saw it), with the
+episode's `memobench/cue_length` frames (0: no cue, no files)."""
+
+MEMORY_FORMAT = """Per frame, the memory annotation: `memory.so_far.{coarse,intermediate,fine}` is exactly the
+line the harness appends to the instruction under `--memory-oracle` ("Memory: <completed
+checkpoints' texts>." or "Memory: nothing done yet."; the oracle prompt is the task, a newline
+and this line); `memory.completed` the completed-checkpoint mask (padded with False to the
+largest checkpoint count, `memory.num_checkpoints` real ones); `memory.checkpoint_index`,
 `memory.op` and `memory.text.*` the active checkpoint (the first not completed); and
-`memory.binding` the episode's binding (JSON). Episode rows also carry `memobench/task_id`,
-`memobench/seed` and `memobench/checkpoints` (JSON). See `memobench/data/lerobot.py`."""
+`memory.binding` the episode's binding (JSON). Episodes also carry `memobench/task_id`,
+`memobench/seed` and `memobench/checkpoints` (JSON)."""
+
+FORMATS = {"hdf5": [HDF5_FORMAT], "lerobot": [LEROBOT_FORMAT, CUE_FORMAT, MEMORY_FORMAT]}
+FORMATS["openpi"] = [OPENPI_FORMAT, CUE_FORMAT, MEMORY_FORMAT]
 
 ENVIRONMENT_STATE_FORMAT = """`observation.environment_state` (104 floats per frame) is the scene as a camera could
 see it: each object's pose (xyz and quaternion wxyz, 12 slots, objects in sorted name
@@ -40,7 +61,8 @@ order), then its visibility flag (12), then the fixtures' joint positions (8 slo
 sorted order), zero-padded. An object inside a closed drawer or microwave has a zero pose and
 visibility 0. `observation.state` followed by `observation.environment_state` is the `state`
 observation `memobench train --obs state` trains on (and `--policy checkpoint` builds at
-evaluation). Cue rows hold zeros (the cue is shown to a camera-free policy as robot states)."""
+evaluation). The cue files hold no scene vectors (the cue is shown to a camera-free policy as
+robot states)."""
 
 
 def dataset_card(
@@ -88,8 +110,7 @@ def dataset_card(
         "",
         "## Format",
         "",
-        HDF5_FORMAT if fmt == "hdf5" else LEROBOT_FORMAT,
-        "",
+        *[line for part in FORMATS[fmt] for line in (part, "")],
         *([ENVIRONMENT_STATE_FORMAT, ""] if environment_state else []),
         "Check a dataset with `memobench data validate DIR` (HDF5: replays every demo).",
         "",

@@ -8,8 +8,9 @@ the export with it where it is installed)::
     meta/tasks.parquet                               task string (index) -> task_index
     meta/episodes/chunk-000/file-000.parquet         one row per episode: length, tasks, row and video
                                                      ranges, and the episode's statistics (``stats/<feature>/<stat>``)
-    data/chunk-CCC/file-FFF.parquet                  one row per frame, files cut by size
+    data/chunk-CCC/file-FFF.parquet                  one row per policy step, files cut by size
     videos/<image key>/chunk-CCC/file-FFF.mp4        episodes' frames one after another, files cut by size
+    cue/...                                          each episode's cue, beside its rows (below)
 
 **Streamed.** Demos are read, converted and written one at a time (one row group per
 episode, video frames piped to an open encoder, statistics merged as episodes arrive:
@@ -18,11 +19,13 @@ demos. A data or video file that has reached its size limit is closed and the ne
 starts a new one. Videos are H.264 with a keyframe every :data:`KEYFRAME_INTERVAL` frames
 (LeRobot's own default GOP), so decoding one item seeks at most that far.
 
-**Episodes.** Each episode is its cue followed by the policy's part, one frame per row
-(``frame_index`` and ``timestamp`` run through both). Cue frames (``memory.phase`` =
-``"cue"``) show what the task asks the policy to remember; their ``action`` is zero and
-carries no demonstration (mask them out of action losses). ``memory.policy_start`` (the
-number of cue frames, on every row) is where the policy's part begins, as in the HDF5.
+**Episodes.** Each episode's rows are the policy's steps, one per row, from its first step
+(``frame_index`` 0) to its last. The cue the harness shows before that first step is no row
+(a row of zero actions would teach standing still and shift the action statistics): it is
+written beside the episode, its robot states and videos per episode under ``cue/``
+(:mod:`memobench.data.export_cue`; ``info.json``'s ``memobench/cue_path`` and
+``memobench/cue_video_path`` are their path templates), and the episode row's
+``memobench/cue_length`` says how many frames it has. Statistics are over the policy's rows only.
 
 **Per-frame memory annotation.** At frame ``t`` (the observation before action ``t``)
 a checkpoint is *completed* when the action that completed it came before ``t`` (its key
@@ -42,8 +45,8 @@ frame ``< t``): what the harness's tracker has recorded when it asks the policy 
 (:mod:`memobench.data.state_features` without its first ``ROBOT_DIM`` robot entries: object poses
 and visibility, fixture joints, objects inside a closed drawer or microwave masked as the experts'
 memory is), so ``observation.state`` + ``observation.environment_state`` is the state vector
-``memobench train --obs state`` reads. Cue rows hold zeros (a camera-free policy is shown the
-cue's robot states only). The vectors come from the features files ``memobench train`` caches
+``memobench train --obs state`` reads (a camera-free policy is shown the cue's robot states
+only, so the cue files carry no scene vectors). The vectors come from the features files ``memobench train`` caches
 (computed in the simulator where missing or stale).
 """
 
@@ -58,6 +61,7 @@ import numpy as np
 
 from memobench.core.oracle import memory_line
 from memobench.data.demo_file import Demo, iter_demos, non_finite_rows, read_file_summary
+from memobench.data.export_cue import CUE_PATH, CUE_VIDEO_PATH, FPS, video_writer, write_cue
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot_stats import RunningStats, as_json, image_stats, vector_stats
 from memobench.data.render import IMAGE_KEYS
@@ -71,7 +75,6 @@ from memobench.data.state_features import (
 )
 
 CODEBASE_VERSION = "v3.0"
-FPS = 20  # the control frequency
 CHUNKS_SIZE = 1000  # files per chunk folder (LeRobot's default)
 DATA_FILE_MB = 100  # LeRobot's defaults for the size at which a file is cut
 VIDEO_FILE_MB = 200
@@ -83,6 +86,8 @@ VIDEO_KEYS = {"agentview": "observation.images.image", "wrist": "observation.ima
 LEVELS = ("coarse", "intermediate", "fine")
 NUMERIC = {"float32", "int64", "bool"}
 ENVIRONMENT_STATE = "observation.environment_state"
+# where each episode's cue lies (info.json; LeRobot ignores keys it does not know)
+CUE_INFO = {"memobench/cue_path": CUE_PATH, "memobench/cue_video_path": CUE_VIDEO_PATH}
 
 
 def current_checkpoints(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray:
@@ -100,7 +105,7 @@ def completed_mask(checkpoints: list[dict[str, Any]], length: int) -> np.ndarray
     return frames[None, :] < np.arange(length)[:, None]
 
 
-def _frame_columns(
+def frame_columns(
     demo: Demo,
     *,
     episode: int,
@@ -110,39 +115,32 @@ def _frame_columns(
     cameras: list[str],
     environment: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Every column of one episode's rows: the cue's frames, then the policy's (``environment``: the
-    policy steps' scene vectors, see the module docstring)."""
+    """Every column of one episode's rows, one row per policy step (the cue is not among them:
+    :mod:`memobench.data.export_cue`); ``environment``: the steps' scene vectors (module docstring).
+    Keys are the v3.0 export's names; the openpi export renames a few."""
     cps = demo.attrs["checkpoints"]
-    cue = len(demo.arrays["cue/robot_states"])
     n = demo.length
-    total = cue + n
-    done = np.zeros((total, width), dtype=bool)
-    done[cue:, : len(cps)] = completed_mask(cps, n)
-    active = np.concatenate([np.zeros(cue, dtype=np.int64), current_checkpoints(cps, n)])
+    done = np.zeros((n, width), dtype=bool)
+    done[:, : len(cps)] = completed_mask(cps, n)
+    active = current_checkpoints(cps, n)
     columns: dict[str, Any] = {
-        "observation.state": np.concatenate([demo.arrays["cue/robot_states"], demo.arrays["robot_states"]]).astype(
-            np.float32
-        ),
-        "action": np.concatenate([np.zeros((cue, 7)), demo.arrays["actions"]]).astype(np.float32),
-        "timestamp": np.arange(total, dtype=np.float32) / FPS,
-        "frame_index": np.arange(total, dtype=np.int64),
-        "episode_index": np.full(total, episode, dtype=np.int64),
-        "index": np.arange(start, start + total, dtype=np.int64),
-        "task_index": np.full(total, task_index, dtype=np.int64),
-        "memory.phase": ["cue"] * cue + ["policy"] * n,
-        "memory.policy_start": np.full(total, cue, dtype=np.int64),
-        "memory.num_checkpoints": np.full(total, len(cps), dtype=np.int64),
+        "observation.state": np.asarray(demo.arrays["robot_states"], dtype=np.float32),
+        "action": np.asarray(demo.arrays["actions"], dtype=np.float32),
+        "timestamp": np.arange(n, dtype=np.float32) / FPS,
+        "frame_index": np.arange(n, dtype=np.int64),
+        "episode_index": np.full(n, episode, dtype=np.int64),
+        "index": np.arange(start, start + n, dtype=np.int64),
+        "task_index": np.full(n, task_index, dtype=np.int64),
+        "memory.num_checkpoints": np.full(n, len(cps), dtype=np.int64),
         "memory.completed": done,
         "memory.checkpoint_index": active,
         "memory.op": [cps[i]["op"] for i in active],
-        "memory.binding": [json.dumps(demo.attrs["binding"], sort_keys=True)] * total,
+        "memory.binding": [json.dumps(demo.attrs["binding"], sort_keys=True)] * n,
     }
     if environment is not None:
         if len(environment) != n:
             raise ValueError(f"demo of seed {demo.attrs['seed']}: {len(environment)} feature rows for {n} steps")
-        columns[ENVIRONMENT_STATE] = np.concatenate([np.zeros((cue, environment.shape[1])), environment]).astype(
-            np.float32
-        )
+        columns[ENVIRONMENT_STATE] = np.asarray(environment, dtype=np.float32)
     for level in LEVELS:
         columns[f"memory.text.{level}"] = [cps[i]["text"][level] for i in active]
         lines: dict[tuple[bool, ...], str] = {}
@@ -154,13 +152,7 @@ def _frame_columns(
             so_far.append(lines[key])
         columns[f"memory.so_far.{level}"] = so_far
     for camera in cameras:
-        image = IMAGE_KEYS[camera]
-        frames = demo.arrays[f"obs/{image}"]
-        if cue:
-            if f"cue/{image}" not in demo.arrays:
-                raise ValueError(f"demo of seed {demo.attrs['seed']} has a cue but no cue/{image}: render it again")
-            frames = np.concatenate([demo.arrays[f"cue/{image}"], frames])
-        columns[VIDEO_KEYS[camera]] = frames
+        columns[VIDEO_KEYS[camera]] = demo.arrays[f"obs/{IMAGE_KEYS[camera]}"]
     return columns
 
 
@@ -168,7 +160,7 @@ def _scalar(dtype: str) -> dict[str, Any]:
     return {"dtype": dtype, "shape": [1], "names": None}
 
 
-def _features(
+def features_of(
     state_dim: int, width: int, image_size: int | None, cameras: list[str], environment: bool = False
 ) -> dict[str, Any]:
     features: dict[str, Any] = {
@@ -188,8 +180,6 @@ def _features(
         "episode_index": _scalar("int64"),
         "index": _scalar("int64"),
         "task_index": _scalar("int64"),
-        "memory.phase": _scalar("string"),
-        "memory.policy_start": _scalar("int64"),
         "memory.num_checkpoints": _scalar("int64"),
         "memory.completed": {"dtype": "bool", "shape": [width], "names": None},
         "memory.checkpoint_index": _scalar("int64"),
@@ -217,7 +207,7 @@ def _features(
     return features
 
 
-def _arrow_schema(features: dict[str, Any]):
+def arrow_schema(features: dict[str, Any]):
     import pyarrow as pa
 
     kinds = {"float32": pa.float32(), "int64": pa.int64(), "bool": pa.bool_(), "string": pa.string()}
@@ -225,13 +215,16 @@ def _arrow_schema(features: dict[str, Any]):
     for key, feature in features.items():
         if feature["dtype"] == "video":
             continue
+        if feature["dtype"] == "image":  # encoded frames as Hugging Face datasets stores an Image
+            fields.append(pa.field(key, pa.struct([("bytes", pa.binary()), ("path", pa.string())])))
+            continue
         kind = kinds[feature["dtype"]]
         vector = feature["shape"] != [1] or key in ("observation.state", ENVIRONMENT_STATE, "action")
         fields.append(pa.field(key, pa.list_(kind, feature["shape"][0]) if vector else kind))
     return pa.schema(fields)
 
 
-def _arrow_column(values: Any, kind):
+def arrow_column(values: Any, kind):
     """One column as an Arrow array; [N, D] arrays become fixed-size lists without a Python copy."""
     import pyarrow as pa
 
@@ -324,19 +317,9 @@ class _VideoFiles(_FileSeries):
 
     def write(self, frames: np.ndarray) -> float:
         """Append one episode's frames; returns the timestamp in its file where the episode starts."""
-        import imageio.v2 as imageio
-
         if self.needs_new_file():
             self.close()
-            self.writer = imageio.get_writer(
-                self.next_path(),
-                fps=FPS,
-                codec="libx264",
-                pixelformat="yuv420p",
-                macro_block_size=1,
-                ffmpeg_log_level="error",
-                output_params=["-g", str(KEYFRAME_INTERVAL)],
-            )
+            self.writer = video_writer(self.next_path(), KEYFRAME_INTERVAL)
             self.frames_in_file = 0
         start = self.frames_in_file / FPS
         for frame in frames:
@@ -351,7 +334,7 @@ class _VideoFiles(_FileSeries):
             self.writer = None
 
 
-def _demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[str, Any], Demo, np.ndarray | None]]:
+def demos(files: list[Path], features_dir: Path | None) -> Iterator[tuple[dict[str, Any], Demo, np.ndarray | None]]:
     """Each demo with its file's attributes and, with ``features_dir``, its scene vectors [T, STATE_DIM - ROBOT_DIM]."""
 
     for path in files:
@@ -374,7 +357,7 @@ def prepare_environment_state(files: list[Path], features_dir: Path) -> list[Pat
     return stale
 
 
-def _survey(files: list[Path]) -> tuple[int, Demo]:
+def survey(files: list[Path]) -> tuple[int, Demo]:
     """The largest checkpoint count of any demo and the first demo (its arrays); ValueError for a demo
     with a NaN or infinite number (before anything is written)."""
     width, first = 0, None
@@ -413,16 +396,16 @@ def export_lerobot(
     files = sorted(source.glob("*.hdf5"))
     if not files:
         raise FileNotFoundError(f"no <task>.hdf5 files in {source}")
-    width, first = _survey(files)
+    width, first = survey(files)
     if environment_state is not None:
         prepare_environment_state(files, environment_state)
     cameras = [c for c in IMAGE_KEYS if f"obs/{IMAGE_KEYS[c]}" in first.arrays]
     image_size = int(first.arrays[f"obs/{IMAGE_KEYS[cameras[0]]}"].shape[1]) if cameras else None
-    features = _features(
+    features = features_of(
         first.arrays["robot_states"].shape[1], width, image_size, cameras, environment_state is not None
     )
     del first
-    schema = _arrow_schema(features)
+    schema = arrow_schema(features)
     numeric = [key for key, f in features.items() if f["dtype"] in NUMERIC]
     videos = [VIDEO_KEYS[c] for c in cameras]
 
@@ -435,9 +418,9 @@ def export_lerobot(
     episode_writer = None
     episode = index = 0
     try:
-        for attrs, demo, environment in _demos(files, environment_state):
+        for attrs, demo, environment in demos(files, environment_state):
             task_index = tasks.setdefault(attrs["instruction"], len(tasks))
-            columns = _frame_columns(
+            columns = frame_columns(
                 demo,
                 episode=episode,
                 start=index,
@@ -447,7 +430,7 @@ def export_lerobot(
                 environment=environment,
             )
             length = len(columns["index"])
-            data.write(pa.table([_arrow_column(columns[f.name], f.type) for f in schema], schema=schema))
+            data.write(pa.table([arrow_column(columns[f.name], f.type) for f in schema], schema=schema))
             row: dict[str, Any] = {
                 "episode_index": episode,
                 "tasks": [attrs["instruction"]],
@@ -461,6 +444,9 @@ def export_lerobot(
                 "memobench/task_id": attrs["task_id"],
                 "memobench/seed": int(demo.attrs["seed"]),
                 "memobench/checkpoints": json.dumps(demo.attrs["checkpoints"]),
+                "memobench/cue_length": write_cue(
+                    out, episode, demo, {c: VIDEO_KEYS[c] for c in cameras}, "observation.state"
+                ),
             }
             del demo  # the episode's rows hold what is still needed
             stats = {key: vector_stats(np.asarray(columns[key])) for key in numeric}
@@ -508,6 +494,7 @@ def export_lerobot(
         "data_path": DATA_PATH,
         "video_path": VIDEO_PATH if cameras else None,
         "features": features,
+        **CUE_INFO,
     }
     (out / "meta" / "info.json").write_text(json.dumps(info, indent=2) + "\n")
     return info

@@ -10,8 +10,9 @@ from its parquet file when it is drawn (a filter on ``episode_index``, so only i
 decoded): nothing else is held in memory. Read with pyarrow (the ``export`` extra); the
 ``lerobot`` package is not needed.
 
-``rgb`` items take both cameras' frames from the export's videos (rendered demos only): the
-episode's frames, cue included, are decoded with FFmpeg (imageio-ffmpeg, seeking to the
+The cue is read from the files beside the rows (:mod:`memobench.data.export_cue`): its robot
+states, and in ``rgb`` mode its videos. ``rgb`` items take both cameras' frames from the export's
+videos (rendered demos only): the episode's frames and its cue's are decoded with FFmpeg (imageio-ffmpeg, seeking to the
 episode's start) when it is drawn. They are H.264 (yuv420p) frames, so close to but not the
 pixels ``data render`` stored and the harness shows: for an ``rgb`` model the HDF5 folder is the
 exact source.
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from memobench.data.export_cue import CHUNKS_SIZE as CUE_CHUNKS
 from memobench.data.lerobot import CODEBASE_VERSION, ENVIRONMENT_STATE, FPS, VIDEO_KEYS
 from memobench.training.dataset import BatchSource, DataOptions, RawDemo
 
@@ -51,6 +53,9 @@ class EpisodeRef:
     instruction: str
     checkpoints: str  # JSON, as the export's episode row holds it
     videos: tuple[tuple[Path, int], ...] = ()  # rgb: per camera, its video file and the episode's first frame there
+    cue_length: int = 0
+    cue_file: Path | None = None  # the cue's robot states (export_cue), None without a cue
+    cue_videos: tuple[Path, ...] = ()  # rgb: per camera, the cue's video
 
     @property
     def key(self) -> str:
@@ -87,7 +92,14 @@ def index_episodes(folder: Path, obs: str) -> list[EpisodeRef]:
             data = info["data_path"].format(chunk_index=row["data/chunk_index"], file_index=row["data/file_index"])
             videos = tuple(_video(folder, info, row, key) for key in CAMERA_VIDEOS) if obs == "rgb" else ()
             refs.append(
-                EpisodeRef(row["episode_index"], folder / data, row["tasks"][0], row["memobench/checkpoints"], videos)
+                EpisodeRef(
+                    row["episode_index"],
+                    folder / data,
+                    row["tasks"][0],
+                    row["memobench/checkpoints"],
+                    videos,
+                    *_cue(folder, info, row, obs),
+                )
             )
     if not refs:
         raise ValueError(f"{folder}: the LeRobot export holds no episodes")
@@ -100,6 +112,18 @@ def _video(folder: Path, info: dict[str, Any], row: dict[str, Any], key: str) ->
         video_key=key, chunk_index=row[f"videos/{key}/chunk_index"], file_index=row[f"videos/{key}/file_index"]
     )
     return folder / path, round(row[f"videos/{key}/from_timestamp"] * FPS)
+
+
+def _cue(folder: Path, info: dict[str, Any], row: dict[str, Any], obs: str) -> tuple[int, Path | None, tuple]:
+    """The episode's cue length, its states file and (rgb) its videos (:mod:`memobench.data.export_cue`)."""
+    if "memobench/cue_length" not in row:
+        raise ValueError(f"{folder}: an export from before the cue was kept out of the rows: export it again")
+    length = int(row["memobench/cue_length"])
+    if not length:
+        return 0, None, ()
+    keys = {"episode_chunk": row["episode_index"] // CUE_CHUNKS, "episode_index": row["episode_index"]}
+    videos = tuple(folder / info["memobench/cue_video_path"].format(video_key=key, **keys) for key in CAMERA_VIDEOS)
+    return length, folder / info["memobench/cue_path"].format(**keys), videos if obs == "rgb" else ()
 
 
 def decode_frames(path: Path, first: int, count: int) -> np.ndarray:
@@ -135,45 +159,54 @@ class LeRobotSource(BatchSource):
         super().__init__(index_episodes(folder, options.obs), options, batch_size, seed)
 
     def _rows(self, ref: EpisodeRef, columns: list[str]):
-        """The episode's rows (``columns`` and what the state needs), its robot states [rows, 8], its state
-        vectors [rows, S] and its cue's length."""
+        """The episode's rows (``columns`` and what the state needs), its robot states [rows, 8] and its
+        state vectors [rows, S]: the policy's steps (the cue is not among them)."""
         import pyarrow.parquet as pq
 
         rgb = self.options.obs == "rgb"
-        wanted = ["observation.state", "memory.policy_start", *columns] + ([] if rgb else [ENVIRONMENT_STATE])
+        wanted = ["observation.state", *columns] + ([] if rgb else [ENVIRONMENT_STATE])
         rows = pq.read_table(ref.data_file, columns=wanted, filters=[("episode_index", "==", ref.episode)])
         if rows.num_rows == 0:
             raise ValueError(f"{ref.data_file}: no rows of episode {ref.episode}")
         robot = _matrix(rows, "observation.state")
         # rgb: the robot state beside the images, as from the HDF5
         state = robot if rgb else np.concatenate([robot, _matrix(rows, ENVIRONMENT_STATE)], axis=1)
-        return rows, robot, state, int(rows.column("memory.policy_start")[0].as_py())
+        return rows, robot, state
+
+    def _cue_states(self, ref: EpisodeRef) -> np.ndarray:
+        """The cue's robot states [C, 8] (C = 0 without a cue)."""
+        import pyarrow.parquet as pq
+
+        if ref.cue_file is None:
+            return np.zeros((0, 8), np.float32)
+        return _matrix(pq.read_table(ref.cue_file, columns=["observation.state"]), "observation.state")
 
     def states(self, ref: EpisodeRef) -> np.ndarray:
-        """The episode's state vectors after its cue [T, S], as :meth:`read` builds them, without videos."""
-        _, _, state, cue = self._rows(ref, [])
-        return state[cue:]
+        """The episode's state vectors [T, S], as :meth:`read` builds them, without videos."""
+        return self._rows(ref, [])[2]
 
     def where(self, ref: EpisodeRef, name: str) -> str:
         return f"{ref.data_file}: episode {ref.episode}"
 
     def actions(self, ref: EpisodeRef) -> np.ndarray:
-        """The episode's actions after its cue [T, 7]."""
-        rows, _, _, cue = self._rows(ref, ["action"])
-        return _matrix(rows, "action")[cue:]
+        """The episode's actions [T, 7]."""
+        rows, _, _ = self._rows(ref, ["action"])
+        return _matrix(rows, "action")
 
     def read(self, ref: EpisodeRef) -> RawDemo:
-        rows, robot, state, cue = self._rows(ref, ["action"])
+        rows, _, state = self._rows(ref, ["action"])
         checkpoints: list[dict[str, Any]] = json.loads(ref.checkpoints)
         cameras = cue_cameras = None
         if self.options.obs == "rgb":
-            frames = [decode_frames(path, first, rows.num_rows) for path, first in ref.videos]
-            cameras = tuple(f[cue:] for f in frames)
-            cue_cameras = tuple(f[:cue] for f in frames)
+            cameras = tuple(decode_frames(path, first, rows.num_rows) for path, first in ref.videos)
+            if ref.cue_length:
+                cue_cameras = tuple(decode_frames(path, 0, ref.cue_length) for path in ref.cue_videos)
+            else:  # no cue: empty frames of the episode's shape, as the HDF5 source gives
+                cue_cameras = tuple(np.zeros((0, *c.shape[1:]), np.uint8) for c in cameras)
         return RawDemo(
-            actions=_matrix(rows, "action")[cue:],
-            state=state[cue:],
-            cue=robot[:cue],
+            actions=_matrix(rows, "action"),
+            state=state,
+            cue=self._cue_states(ref),
             checkpoints=checkpoints,
             instruction=ref.instruction,
             cameras=cameras,
