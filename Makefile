@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.memobench-installed
 
-.PHONY: demo test test-fast lint install clean
+.PHONY: demo test test-fast lint install clean release-check
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ test: $(STAMP)
 # The inner loop: every test that needs no simulator (about half a minute).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 -m "not sim and not render"
+
+# The wheel as a user gets it: built, checked, installed alone in a fresh venv and run (CI runs it).
+release-check: $(STAMP)
+	.ci/release_check
 
 # Style: ruff's rules and its formatter (line length 120, pyproject.toml); CI runs both.
 lint: $(STAMP)
