@@ -17,8 +17,11 @@ checkpoints and commitments as the harness does.
   instruction, object names) and the cue. A policy that reads ``info`` beyond the cue reads
   what the harness never shows one.
 - The cue is shown before the first step, as the harness shows it to a policy: ``info["cue"]``
-  at reset holds it as a stack of observations of the env's mode ([T, ...], T = 0 for a task
-  without a cue), recorded every few control steps while the cue played.
+  at reset holds it as a stack of observations of the env's mode, recorded every few control
+  steps while the cue played, padded with zero frames to ``cue_frames`` frames, the task's
+  longest possible cue (0 for a task without a cue); ``info["cue_length"]`` is the number of
+  frames that are the cue, the rest being padding. The padding lets a vector env stack the
+  cues of different seeds (:mod:`memobench.gym.cue` says why padding).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from memobench.core.tracker import EXTRA_POUR, CheckpointTracker
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.episode import build_tracker, execute, horizon_end, play_policy_cue, stabilise
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
+from memobench.gym.cue import cue_bound, pad_cue
 from memobench.gym.observation import (
     OBS_MODES,
     SceneLayout,
@@ -97,6 +101,7 @@ class MemoBenchEnv(gymnasium.Env):
         self.layout = SceneLayout.of(self._sim)
         self.observation_space = observation_space(obs_mode, self.layout, size)
         self.action_space = spaces.Box(-1.0, 1.0, (7,), np.float32)
+        self.cue_frames = cue_bound(self.task)  # every reset's info["cue"] has this many frames
         self._world: WorldView | None = None
         self._tracker: CheckpointTracker | None = None
         self._step = 0
@@ -121,7 +126,13 @@ class MemoBenchEnv(gymnasium.Env):
         cue_obs = cue_observations(self.obs_mode, self._sim, world, self.layout, cue, self.protocol.resize_size)
         stabilise(self._sim, world, self._tracker, self.protocol)
         self._step, self._ended = 0, False
-        info = {**self._episode_info(plan), **self._progress(""), "cue": cue_obs}
+        cue_length = len(cue_obs["robot_state"])
+        info = {
+            **self._episode_info(plan),
+            **self._progress(""),
+            "cue": pad_cue(cue_obs, self.cue_frames),
+            "cue_length": cue_length,
+        }
         return self._observe(), info
 
     def step(self, action):
