@@ -63,9 +63,9 @@ class MemoBenchEnv(gymnasium.Env):
 
     ``obs_mode`` ``"state"`` (camera-free, what a camera could see) or ``"rgb"`` (both cameras
     at ``size`` x ``size``); ``reward`` ``"sparse"`` or ``"dense"``; ``horizon`` overrides the
-    task's (diagnostics); ``clip_actions`` clips actions outside [-1, 1] instead of refusing
-    them (the harness's ``--clip-actions``). ``spec_hash`` is set by the registration: the
-    task's installed spec must have that hash (:mod:`memobench.gym.versions`).
+    task's (diagnostics); ``clip_actions`` (default) clips actions outside [-1, 1], False refuses
+    them with a ``ValueError`` (the harness's default and ``--strict-actions``). ``spec_hash`` is
+    set by the registration: the task's installed spec must have that hash (:mod:`memobench.gym.versions`).
     Building costs a few seconds (the LIBERO scene); reset costs milliseconds plus the cue.
     """
 
@@ -80,7 +80,7 @@ class MemoBenchEnv(gymnasium.Env):
         size: int = 224,
         reward: str = "sparse",
         horizon: int | None = None,
-        clip_actions: bool = False,
+        clip_actions: bool = True,
         render_mode: str | None = None,
     ):
         _check_choice("obs_mode", obs_mode, OBS_MODES)
@@ -182,7 +182,7 @@ class MemoBenchEnv(gymnasium.Env):
             raise ValueError(f"an action is 7 finite numbers in [-1, 1], got shape {action.shape}: {action}")
         if np.any(np.abs(action) > 1.0):
             if not self.protocol.clip_actions:
-                raise ValueError(f"action outside [-1, 1] (make the env with clip_actions=True to clip): {action}")
+                raise ValueError(f"action outside [-1, 1] (the env was made with clip_actions=False): {action}")
             action = np.clip(action, -1.0, 1.0)
         return action
 
