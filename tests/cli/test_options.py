@@ -22,6 +22,7 @@ def test_eval_sweep_and_certify_offer_the_protocol_flags_with_their_aliases() ->
             "--post-stage-steps",
             "--fail-on-extra-pour",
             "--clip-actions",
+            "--strict-actions",
             "--workers",
             "--backend",
             "--max-attempts",
@@ -42,3 +43,11 @@ def test_flags_that_do_not_go_together_fail_in_one_line(tmp_path) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: --ray-address needs --backend ray"
     assert Execution(workers=2, backend="ray").backend == "ray"
+
+
+def test_actions_are_clipped_by_default_in_both_protocols_and_strict_on_request() -> None:
+    from memobench.cli.options import Flags
+
+    assert Protocol().clip_actions and Protocol(name="robomemarena").clip_actions
+    flag = next(p for p in Flags(Protocol).parameters() if p.name == "clip_actions")
+    assert flag.default is True and "--clip-actions/--strict-actions" in repr(flag.annotation.__metadata__[0].__dict__)

@@ -95,7 +95,7 @@ def test_manifest_records_the_resolved_configuration(tasks: list[Task]) -> None:
         "monitor_steps": None,
         "fail_on_extra_pour": True,
         "adapter_timeout": 300.0,
-        "clip_actions": False,
+        "clip_actions": True,
         "end_when_finished": False,
         "cue_query": True,
         "commitments_to_horizon": True,
@@ -233,15 +233,19 @@ def test_an_out_root_that_is_a_file_is_refused(tmp_path: Path, tasks: list[Task]
     assert (tmp_path / "file").read_text() == "mine"
 
 
-def test_a_run_json_from_before_clip_actions_resumes_with_the_default(tmp_path: Path, tasks: list[Task]) -> None:
-    old = manifest(tasks)
+def test_a_run_json_from_before_clip_actions_resumes_strict_not_under_the_new_default(
+    tmp_path: Path, tasks: list[Task]
+) -> None:
+    """Runs before the field refused out-of-range actions: such a run resumes with --strict-actions
+    (as does one that recorded False, the field's first default), never silently clipping."""
+    old = manifest(tasks, Protocol(clip_actions=False))
     del old["protocol"]["clip_actions"]  # run.json files written before the field existed
     prepare_run_folder(tmp_path, old, resume=False)
-    prepare_run_folder(tmp_path, manifest(tasks), resume=True)
+    prepare_run_folder(tmp_path, manifest(tasks, Protocol(clip_actions=False)), resume=True)
     with pytest.raises(
         RunFolderError, match="protocol field 'clip_actions': run.json has False, this command gives True"
     ):
-        prepare_run_folder(tmp_path, manifest(tasks, Protocol(clip_actions=True)), resume=True)
+        prepare_run_folder(tmp_path, manifest(tasks), resume=True)
 
 
 # -- resume: what must match ----------------------------------------------------------------

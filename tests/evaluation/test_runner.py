@@ -213,6 +213,7 @@ class Case:
     at_query: int = 0  # which query of episode 0 misbehaves (where="infer")
     steps: int = 0  # control steps done before the error
     queries: int = 0  # successful queries before the error
+    strict: bool = False  # run with --strict-actions (clip_actions False)
 
 
 RAISED = "raised ValueError: policy server returned 500"
@@ -229,10 +230,11 @@ ERROR_CASES = {
     "out-of-range": Case(
         _with(1e6),
         "infer_actions returned 1e+06 at row 2, column 1, outside the action range "
-        "[-1, 1] (1 such value(s) in the chunk); --clip-actions clips them instead",
+        "[-1, 1] (1 such value(s) in the chunk); runs without --strict-actions clip them instead",
         at_query=1,
         steps=5,
         queries=1,
+        strict=True,
     ),
     "not-numeric": Case(
         lambda: "move up",
@@ -247,7 +249,7 @@ ERROR_CASES = {
 def test_adapter_error_is_recorded_and_the_sweep_goes_on(case: str, run: Run, tmp_path: Path) -> None:
     expected = ERROR_CASES[case]
     adapter = FailsOnce(expected.misbehave, expected.at_query, expected.where)
-    result = run(tmp_path / "out", adapter, episodes=3)
+    result = run(tmp_path / "out", adapter, episodes=3, clip_actions=not expected.strict)
 
     records = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
     assert [r.episode for r in records] == [0, 1, 2]
@@ -271,11 +273,28 @@ def test_adapter_error_is_recorded_and_the_sweep_goes_on(case: str, run: Run, tm
     assert summary["failures"]["adapter_error"] == 1
 
 
-def test_clip_actions_runs_out_of_range_chunks_clipped_and_says_so_in_run_json(run: Run, tmp_path: Path) -> None:
-    adapter = FailsOnce(_with(1e6), at_query=1)
-    run(tmp_path / "out", adapter, episodes=1, clip_actions=True)
-    (record,) = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
-    assert record.status == EpisodeStatus.OK and (record.steps, record.policy_queries) == (20, 4)
+def test_out_of_range_actions_are_clipped_by_default_and_counted_in_the_ledger(run: Run, tmp_path: Path) -> None:
+    """Row 2 of episode 0's second chunk has 1e6 (executed: replan 5) and row 7 of its fourth 1.25
+    (never executed: not counted); episode 1 stays in range."""
+
+    adapter = FailsOnce(ok_chunk)
+    chunks = {1: (2, 1, 1e6), 3: (7, 0, -1.25)}  # query of episode 0: (row, column, value)
+
+    def infer_actions(obs: dict[str, Any], prompt: str, resize_size: int) -> np.ndarray:
+        actions = ok_chunk()
+        query = adapter.queries.get(adapter.resets - 1, 0)
+        adapter.queries[adapter.resets - 1] = query + 1
+        if adapter.resets == 1 and query in chunks:
+            row, column, value = chunks[query]
+            actions[row, column] = value
+        return actions
+
+    adapter.infer_actions = infer_actions
+    run(tmp_path / "out", adapter, episodes=2)
+    first, second = read_ledger(tmp_path / "out" / LEDGER_FILENAME)
+    assert first.status == EpisodeStatus.OK and (first.steps, first.policy_queries) == (20, 4)
+    assert (first.clipped_actions, first.max_action_excess) == (1, 1e6 - 1)
+    assert (second.clipped_actions, second.max_action_excess) == (0, 0.0)
     assert json.loads((tmp_path / "out" / "run.json").read_text())["protocol"]["clip_actions"] is True
 
 

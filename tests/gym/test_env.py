@@ -167,7 +167,9 @@ def test_rgb_mode_shows_the_cameras_and_the_cue() -> None:
         obs, info = env.reset(seed=7)
         assert obs["agentview"].shape == obs["wrist"].shape == (64, 64, 3) and obs["agentview"].any()
         cue = info["cue"]
-        assert cue["agentview"].shape[1:] == (64, 64, 3) and len(cue["agentview"]) == len(cue["robot_state"]) > 5
+        assert cue["agentview"].shape[1:] == (64, 64, 3) and len(cue["agentview"]) == len(cue["robot_state"])
+        assert 5 < info["cue_length"] < len(cue["agentview"]) == env.unwrapped.cue_frames  # padded to the bound
+        assert cue["agentview"][info["cue_length"] - 1].any() and not cue["agentview"][info["cue_length"] :].any()
         assert env.observation_space.contains(obs)
     finally:
         env.close()

@@ -48,3 +48,14 @@ def test_an_id_for_another_spec_is_refused_before_building() -> None:
     with pytest.raises(ValueError, match="reward must be one of"):
         MemoBenchEnv("T03", reward="shaped")
     assert env_id("T03-check-all-drawers", 2) == "MEMOBench/T03-check-all-drawers-v2"
+
+
+def test_make_env_names_a_task_by_id_or_prefix_and_refuses_before_building() -> None:
+    from memobench.gym.vector import make_env, resolve_id
+
+    newest = f"MEMOBench/O01-cued-milk-v{len(SPEC_VERSIONS['O01-cued-milk'])}"
+    assert resolve_id("O01") == resolve_id("O01-cued-milk") == resolve_id(newest) == newest
+    with pytest.raises(ValueError, match="names 0 MEMOBench envs"):
+        make_env("Z99", 2)
+    with pytest.raises(ValueError, match="n_envs must be at least 1"):
+        make_env("O01", 0)

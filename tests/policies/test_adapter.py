@@ -144,7 +144,7 @@ def test_an_action_outside_the_range_is_an_adapter_error_naming_it(value: float)
         validate_chunk(raw)
     assert str(info.value) == (
         f"infer_actions returned {value:g} at row 2, column 3, outside the action range "
-        "[-1, 1] (2 such value(s) in the chunk); --clip-actions clips them instead"
+        "[-1, 1] (2 such value(s) in the chunk); runs without --strict-actions clip them instead"
     )
 
 

@@ -36,6 +36,8 @@ def test_report_folder_has_every_artefact(built_report):
     )
     runs = json.loads((out / "runs.json").read_text())
     assert [r["condition"] for r in runs] == ["expert k=5", "expert k=5 oracle=fine", "noop k=5"]
+    # synthetic records clip nothing (and older ledgers read as none clipped)
+    assert runs[0]["clipped_actions"] == {"actions": 0, "episodes": 0, "max_excess": 0.0}
     assert (out / "tables.md").read_text().count("### ") == 5
 
 

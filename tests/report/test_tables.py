@@ -264,9 +264,14 @@ def test_merging_folders_of_one_condition_and_clashes(tmp_path, records):
         load_runs([a, c])
     # a run.json from before a protocol field existed means that field's default
     old = json.loads((b / "run.json").read_text())
-    del old["protocol"]["clip_actions"]
+    del old["protocol"]["adapter_timeout"]
     (b / "run.json").write_text(json.dumps(old))
     assert len(load_runs([a, b])[0].records) == 7
+    # ... except a field whose default changed meaning: before clip_actions, runs refused out-of-range actions
+    del old["protocol"]["clip_actions"]
+    (b / "run.json").write_text(json.dumps(old))
+    with pytest.raises(ReportError, match="differ in protocol field 'clip_actions' \\(True vs False\\)"):
+        load_runs([a, b])
     with pytest.raises(ReportError, match="no run.json"):
         load_runs([tmp_path])
     with pytest.raises(ReportError, match="hold no episode yet"):

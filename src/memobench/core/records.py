@@ -95,6 +95,10 @@ class EpisodeRecord(BaseModel):
     # was queried again (never padded), so the interval was shorter there. 0 in older ledgers.
     short_chunk_queries: int = 0
     min_chunk_rows: int | None = None  # rows of the shortest chunk returned; None: no query (or older ledger)
+    # Executed actions with an entry outside [-1, 1], clipped into it (the protocol's clip_actions), and
+    # the largest excess |a| - 1 of any entry (memobench.evaluation.action_range). 0 in older ledgers.
+    clipped_actions: int = 0
+    max_action_excess: float = 0.0
     error: str | None = None  # the adapter's or simulator's message when status != ok
     attempts: int = 1  # executions of this episode (> 1 only after a worker died or hung)
     retry_reasons: list[str] = Field(default_factory=list)  # why each lost execution was lost

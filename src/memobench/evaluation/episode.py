@@ -34,6 +34,7 @@ from memobench.core.tracker import (
     EXTRA_POUR,
     CheckpointTracker,
 )
+from memobench.evaluation.action_range import Clipping
 from memobench.evaluation.protocol import EpisodePlan, Protocol
 from memobench.evaluation.tracking import build_tracker
 from memobench.experts.expert import Expert
@@ -267,6 +268,7 @@ class _Episode:
         self.steps = self.queries = 0
         self.short_chunk_queries = 0  # chunks with fewer rows than replan_steps
         self.min_chunk_rows: int | None = None
+        self.clipping = Clipping()  # executed actions clipped into [-1, 1] (clip_actions)
 
     # -- phases ----------------------------------------------------------------------
     def reset(self) -> None:
@@ -307,7 +309,7 @@ class _Episode:
         if self.cue.frames and self.policy_images:
             obs["prompt_video"] = self.cue.video()
         start = time.perf_counter()
-        self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
+        self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, range_check=not self.protocol.clip_actions)
         self.timings["policy"] += time.perf_counter() - start
 
     def prompt(self) -> str:
@@ -368,7 +370,9 @@ class _Episode:
         if self.queries == 0 and self.cue.frames and self.policy_images and not self.protocol.cue_query:
             obs["prompt_video"] = self.cue.video()  # RoboMemArena's protocol: with the first executed query
         start = time.perf_counter()
-        chunk = self.guard.infer(obs, obs["prompt"], self.protocol.resize_size, clip=self.protocol.clip_actions)
+        chunk = self.guard.infer(
+            obs, obs["prompt"], self.protocol.resize_size, range_check=not self.protocol.clip_actions
+        )
         self.timings["policy"] += time.perf_counter() - start
         self.queries += 1
         rows = len(chunk)
@@ -388,7 +392,7 @@ class _Episode:
                 queue = self.query(step)
                 finished = stillness is not None and self.guard.finished()
             start = time.perf_counter()
-            action = queue.pop(0)
+            action = self.clipping.clip(queue.pop(0))  # a no-op unless clip_actions let the chunk through
             if self.recorder is not None:
                 self.recorder.add(self.env, action)
             end = execute(self.env, self.world, self.tracker, action, step, success_ends=success_ends)
@@ -419,6 +423,8 @@ class _Episode:
             timings=timings,
             short_chunk_queries=self.short_chunk_queries,
             min_chunk_rows=self.min_chunk_rows,
+            clipped_actions=self.clipping.actions,
+            max_action_excess=self.clipping.max_excess,
         )
 
 
@@ -435,6 +441,8 @@ def make_record(
     timings: dict[str, float] | None = None,
     short_chunk_queries: int = 0,
     min_chunk_rows: int | None = None,
+    clipped_actions: int = 0,
+    max_action_excess: float = 0.0,
 ) -> EpisodeRecord:
     """The ledger record of an episode from its plan, its tracker and how it ended."""
     success = status == EpisodeStatus.OK and end_reason == "success"
@@ -464,6 +472,8 @@ def make_record(
         policy_queries=queries,
         short_chunk_queries=short_chunk_queries,
         min_chunk_rows=min_chunk_rows,
+        clipped_actions=clipped_actions,
+        max_action_excess=round(max_action_excess, 6),
         error=error,
         timings=timings or {},
     )

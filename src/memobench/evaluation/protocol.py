@@ -34,6 +34,7 @@ ROBOMEMARENA_DEFAULTS: dict[str, Any] = {
     "cue_query": False,
     "commitments_to_horizon": False,
     "arm_start_jitter": 0.0,
+    "clip_actions": True,  # its client sends actions to robosuite, which clips them
 }
 PROTOCOL_DEFAULTS = {"memobench": {}, "robomemarena": ROBOMEMARENA_DEFAULTS}
 
@@ -115,12 +116,16 @@ class Protocol(BaseModel):
         True, description=("Fail counting tasks on an extra pour (disable for diagnostics only).")
     )
     adapter_timeout: float = Field(300.0, ge=0, description="Seconds an adapter call may take (0 = no limit).")
+    # Clipping is what openpi's LIBERO client and robosuite do with an entry beyond [-1, 1] (a stock
+    # policy's 1.003 is rounding); each episode's record counts the actions clipped and the largest
+    # excess, so it is never silent (memobench.evaluation.action_range).
     clip_actions: bool = Field(
-        False,
+        True,
         description=(
-            "Clip actions outside [-1, 1] into the range (recorded in run.json); by default such a chunk fails its "
-            "episode as an adapter_error."
+            "Clip action entries outside [-1, 1] into the range, counted per episode in the ledger (the default); "
+            "--strict-actions fails such a chunk's episode as an adapter_error instead. NaN/inf always fail it."
         ),
+        json_schema_extra={"cli": ["--clip-actions/--strict-actions"]},
     )
     # End an episode early, with the outcome it would have at the horizon, once a policy that
     # reports ``finished()`` holds a still scene (docs/protocol.md, "End"). The certification's
@@ -161,7 +166,13 @@ class Protocol(BaseModel):
 
 # What a run.json written before these fields existed ran: the rules before them, not today's
 # defaults, so such a run is not resumed (or merged in a report) under the new rules.
-LEGACY_FIELDS: dict[str, Any] = {"cue_query": False, "commitments_to_horizon": False, "arm_start_jitter": 0.0}
+# clip_actions: runs before it refused out-of-range chunks (it was then added with that default, False).
+LEGACY_FIELDS: dict[str, Any] = {
+    "cue_query": False,
+    "commitments_to_horizon": False,
+    "arm_start_jitter": 0.0,
+    "clip_actions": False,
+}
 
 
 def stored_protocol(fields: dict[str, Any]) -> dict[str, Any]:

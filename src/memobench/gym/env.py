@@ -17,8 +17,11 @@ checkpoints and commitments as the harness does.
   instruction, object names) and the cue. A policy that reads ``info`` beyond the cue reads
   what the harness never shows one.
 - The cue is shown before the first step, as the harness shows it to a policy: ``info["cue"]``
-  at reset holds it as a stack of observations of the env's mode ([T, ...], T = 0 for a task
-  without a cue), recorded every few control steps while the cue played.
+  at reset holds it as a stack of observations of the env's mode, recorded every few control
+  steps while the cue played, padded with zero frames to ``cue_frames`` frames, the task's
+  longest possible cue (0 for a task without a cue); ``info["cue_length"]`` is the number of
+  frames that are the cue, the rest being padding. The padding lets a vector env stack the
+  cues of different seeds (:mod:`memobench.gym.cue` says why padding).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from memobench.core.tracker import EXTRA_POUR, CheckpointTracker
 from memobench.evaluation.envs import EnvCache
 from memobench.evaluation.episode import build_tracker, execute, horizon_end, play_policy_cue, stabilise
 from memobench.evaluation.protocol import EpisodePlan, Protocol, plan_episode
+from memobench.gym.cue import cue_bound, pad_cue
 from memobench.gym.observation import (
     OBS_MODES,
     SceneLayout,
@@ -59,9 +63,9 @@ class MemoBenchEnv(gymnasium.Env):
 
     ``obs_mode`` ``"state"`` (camera-free, what a camera could see) or ``"rgb"`` (both cameras
     at ``size`` x ``size``); ``reward`` ``"sparse"`` or ``"dense"``; ``horizon`` overrides the
-    task's (diagnostics); ``clip_actions`` clips actions outside [-1, 1] instead of refusing
-    them (the harness's ``--clip-actions``). ``spec_hash`` is set by the registration: the
-    task's installed spec must have that hash (:mod:`memobench.gym.versions`).
+    task's (diagnostics); ``clip_actions`` (default) clips actions outside [-1, 1], False refuses
+    them with a ``ValueError`` (the harness's default and ``--strict-actions``). ``spec_hash`` is
+    set by the registration: the task's installed spec must have that hash (:mod:`memobench.gym.versions`).
     Building costs a few seconds (the LIBERO scene); reset costs milliseconds plus the cue.
     """
 
@@ -76,7 +80,7 @@ class MemoBenchEnv(gymnasium.Env):
         size: int = 224,
         reward: str = "sparse",
         horizon: int | None = None,
-        clip_actions: bool = False,
+        clip_actions: bool = True,
         render_mode: str | None = None,
     ):
         _check_choice("obs_mode", obs_mode, OBS_MODES)
@@ -97,6 +101,7 @@ class MemoBenchEnv(gymnasium.Env):
         self.layout = SceneLayout.of(self._sim)
         self.observation_space = observation_space(obs_mode, self.layout, size)
         self.action_space = spaces.Box(-1.0, 1.0, (7,), np.float32)
+        self.cue_frames = cue_bound(self.task)  # every reset's info["cue"] has this many frames
         self._world: WorldView | None = None
         self._tracker: CheckpointTracker | None = None
         self._step = 0
@@ -121,7 +126,13 @@ class MemoBenchEnv(gymnasium.Env):
         cue_obs = cue_observations(self.obs_mode, self._sim, world, self.layout, cue, self.protocol.resize_size)
         stabilise(self._sim, world, self._tracker, self.protocol)
         self._step, self._ended = 0, False
-        info = {**self._episode_info(plan), **self._progress(""), "cue": cue_obs}
+        cue_length = len(cue_obs["robot_state"])
+        info = {
+            **self._episode_info(plan),
+            **self._progress(""),
+            "cue": pad_cue(cue_obs, self.cue_frames),
+            "cue_length": cue_length,
+        }
         return self._observe(), info
 
     def step(self, action):
@@ -171,7 +182,7 @@ class MemoBenchEnv(gymnasium.Env):
             raise ValueError(f"an action is 7 finite numbers in [-1, 1], got shape {action.shape}: {action}")
         if np.any(np.abs(action) > 1.0):
             if not self.protocol.clip_actions:
-                raise ValueError(f"action outside [-1, 1] (make the env with clip_actions=True to clip): {action}")
+                raise ValueError(f"action outside [-1, 1] (the env was made with clip_actions=False): {action}")
             action = np.clip(action, -1.0, 1.0)
         return action
 

@@ -37,7 +37,9 @@ robosuite would clip anything beyond silently). The :class:`AdapterGuard` turns 
 policy can misbehave (raising, hanging past the timeout, returning a non-finite, mis-shaped,
 empty or out-of-range chunk) into one :class:`AdapterError`, which the harness records as the
 episode's ``adapter_error``; it never clips or repairs output silently. Clipping is the run's
-explicit choice (``--clip-actions``, the protocol's ``clip_actions``), recorded in ``run.json``.
+choice (the protocol's ``clip_actions``, the default, recorded in ``run.json``; ``--strict-actions``
+refuses instead): the harness then clips each action as it executes it and counts those it
+clipped (:mod:`memobench.evaluation.action_range`).
 """
 
 from __future__ import annotations
@@ -133,13 +135,14 @@ def check_replan_steps(adapter: Any, replan_steps: int) -> None:
         )
 
 
-def validate_chunk(raw: Any, action_dim: int = ACTION_DIM, clip: bool = False) -> np.ndarray:
+def validate_chunk(raw: Any, action_dim: int = ACTION_DIM, clip: bool = False, range_check: bool = True) -> np.ndarray:
     """Check an action chunk and return it as float64 [horizon, action_dim].
 
     Raises :class:`AdapterError` if it is not numeric, not 2-D with
     ``action_dim`` columns, empty, contains NaN/inf, or (unless ``clip``) has an
     entry outside [:data:`ACTION_LOW`, :data:`ACTION_HIGH`]; with ``clip`` such
-    entries are clipped into the range.
+    entries are clipped into the range; with ``range_check`` False they are returned as they
+    are (finite), for a caller that clips and counts them as it executes them.
     """
     try:
         chunk = np.asarray(raw)
@@ -159,13 +162,15 @@ def validate_chunk(raw: Any, action_dim: int = ACTION_DIM, clip: bool = False) -
         )
     if clip:
         return np.clip(chunk, ACTION_LOW, ACTION_HIGH)
+    if not range_check:
+        return chunk
     outside = (chunk < ACTION_LOW) | (chunk > ACTION_HIGH)
     if outside.any():
         bad = np.argwhere(outside)[0]
         raise AdapterError(
             f"infer_actions returned {chunk[tuple(bad)]:g} at row {bad[0]}, column {bad[1]}, outside the action "
             f"range [{ACTION_LOW:g}, {ACTION_HIGH:g}] ({int(outside.sum())} such value(s) in the chunk); "
-            "--clip-actions clips them instead"
+            "runs without --strict-actions clip them instead"
         )
     return chunk
 
@@ -269,10 +274,13 @@ class AdapterGuard:
         if self.takes_episode_rng:
             self._call("begin_episode()", self.adapter.begin_episode, rng)
 
-    def infer(self, obs: dict[str, Any], prompt: str, resize_size: int, clip: bool = False) -> np.ndarray:
-        """The adapter's chunk, validated (:func:`validate_chunk`; ``clip``: out-of-range entries clipped)."""
+    def infer(
+        self, obs: dict[str, Any], prompt: str, resize_size: int, clip: bool = False, range_check: bool = True
+    ) -> np.ndarray:
+        """The adapter's chunk, validated (:func:`validate_chunk`; ``clip``: out-of-range entries clipped;
+        ``range_check`` False: kept as they are)."""
         raw = self._call("infer_actions()", self.adapter.infer_actions, obs, prompt, resize_size)
-        return validate_chunk(raw, clip=clip)
+        return validate_chunk(raw, clip=clip, range_check=range_check)
 
     def finished(self) -> bool:
         """The adapter's optional ``finished()``: True promises that every action it

@@ -161,6 +161,7 @@ def build_report(
                     "memory_oracle": r.condition.memory_oracle,
                     "episodes": len(r.records),
                     "planned_episodes": r.planned_episodes,
+                    "clipped_actions": r.clipped_actions,
                     "tasks": r.task_ids,
                     "folders": [str(f) for f in r.folders],
                 }

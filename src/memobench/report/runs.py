@@ -91,6 +91,16 @@ class Run:
         return summarize(self.table_records)
 
     @property
+    def clipped_actions(self) -> dict[str, Any]:
+        """Executed actions clipped into [-1, 1] over the run's episodes (the protocol's
+        ``clip_actions``): their count, the episodes with any, the largest excess |a| - 1."""
+        return {
+            "actions": sum(r.clipped_actions for r in self.records),
+            "episodes": sum(1 for r in self.records if r.clipped_actions),
+            "max_excess": max((r.max_action_excess for r in self.records), default=0.0),
+        }
+
+    @property
     def arena_records(self) -> list[EpisodeRecord]:
         """Records of arena tasks (RoboMemArena's, scored in the arena table)."""
         return [r for r in self.records if not isinstance(r.memory_type, MemoryType)]

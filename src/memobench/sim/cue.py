@@ -66,6 +66,21 @@ def reach_action(current: np.ndarray, target: np.ndarray, gripper: float = -1.0)
     return np.concatenate([move, np.zeros(3), [gripper]])
 
 
+def max_cue_frames(kind: str, n_targets: int = 0) -> int:
+    """The most frames :func:`run_cue` records for a cue of ``kind`` (default frame spacing).
+
+    Derived from the cue's own limits, not measured: a ``point`` cue moves to each of
+    ``n_targets`` targets and back home, each move at most :data:`MAX_REACH_STEPS` steps
+    plus :data:`HOLD_STEPS`; a ``demo`` cue stops at :data:`DEMO_MAX_STEPS`. One frame is
+    recorded before the first step and one every :data:`FRAME_EVERY` steps. Both bounds are
+    reached (a hand that never arrives, a performer that never finishes: tests/sim/test_cue_bound.py).
+    """
+    if kind not in FRAME_EVERY:
+        raise ValueError(f"unknown cue kind {kind!r}; known: {', '.join(sorted(FRAME_EVERY))}")
+    steps = DEMO_MAX_STEPS if kind == "demo" else (n_targets + 1) * (MAX_REACH_STEPS + HOLD_STEPS)
+    return 1 + steps // FRAME_EVERY[kind]
+
+
 class _Recorder:
     def __init__(self, env: SimEnv, frame_every: int, size: int):
         self.env, self.frame_every, self.size = env, frame_every, size
