@@ -137,7 +137,7 @@ def test_reactive_expert_forgets_and_always_takes_the_first_choice():
         assert set(actions[:, 0]) <= {10.0, 20.0}
 
 
-def test_slow_expert_is_the_expert_holding_still_after_each_skill_as_long_as_it_took():
+def test_slow_expert_holds_still_after_each_skill_that_leaves_its_hand_empty():
     def started(mode: str) -> Expert:
         expert = Expert(Counting(), np.random.default_rng(1), mode=mode)
         expert.start(None, [])
@@ -152,6 +152,10 @@ def test_slow_expert_is_the_expert_holding_still_after_each_skill_as_long_as_it_
     np.testing.assert_array_equal(
         slow, np.array([*normal[0:2], hold, hold, *normal[2:4], hold, hold, *normal[4:6], hold, hold])
     )
+    # with something in hand it does not pause (T09: a bottle just poured is carried off at once)
+    holding = started("slow")
+    scene = SimpleNamespace(holding=lambda: True, all_shut=lambda: True, at_home=lambda: True)
+    np.testing.assert_array_equal(np.array([holding.act(scene) for _ in range(6)]), normal)
 
 
 def test_arm_expert_keeps_its_memory_only_away_from_home_and_goes_home_only_for_a_gate():

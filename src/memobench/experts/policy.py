@@ -160,8 +160,8 @@ class ReactiveExpertPolicy(ExpertPolicy):
 
 
 class SlowExpertPolicy(ExpertPolicy):
-    """The expert with its full memory, taking twice its steps: after each skill it holds still
-    as long as the skill took (:data:`~memobench.experts.expert.SLOW_FACTOR`)."""
+    """The expert with its full memory, taking up to twice its steps: after each skill that leaves
+    its hand empty it holds still as long as the skill took (:data:`~memobench.experts.expert.SLOW_FACTOR`)."""
 
     mode = Mode.SLOW
 

@@ -321,7 +321,8 @@ def certification_markdown(certs: list[Certificate], meta: dict[str, Any]) -> st
         "still to the horizon with the same outcome (a failure's `end_reason` is then `policy_finished`).",
         "",
         f"Rule: a task passes when the expert succeeds in at least {EXPERT_MIN_SR:.0%} of its episodes, the slow "
-        "expert (full memory, twice the expert's steps: it holds still after each skill as long as the skill took) "
+        "expert (full memory, up to twice the expert's steps: after each skill that leaves its hand empty it holds "
+        "still as long as the skill took) "
         f"in at least {SLOW_MIN_SR:.0%}, and *each* memoryless "
         f"policy in at most the task's chance level + {MEMORYLESS_MARGIN * 100:.0f} points: the memoryless "
         "expert (its memory cleared before every decision, guessing uniformly where the scene leaves a choice "
