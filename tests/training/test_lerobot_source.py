@@ -145,3 +145,29 @@ def test_an_export_whose_cue_is_in_its_rows_is_refused(folders) -> None:
     pq.write_table(pq.read_table(path).drop(["memobench/cue_length"]), path)
     with pytest.raises(ValueError, match="export it again"):
         index_episodes(export, "state")
+
+
+@pytest.mark.parametrize("how", ["template leaves the folder", "template not text", "data file a symlink", "a FIFO"])
+def test_an_export_that_points_outside_itself_is_refused(tmp_path, folders, how) -> None:
+    """info.json's path templates and the files they name are untrusted: training reads only
+    regular files inside the export."""
+    import os
+
+    _, export = folders
+    info_path = export / "meta/info.json"
+    info = json.loads(info_path.read_text())
+    data = export / "data/chunk-000/file-000.parquet"
+    if how == "template leaves the folder":
+        (tmp_path / "secret.parquet").write_bytes(data.read_bytes())
+        info["data_path"] = "../secret.parquet"
+    elif how == "template not text":
+        info["data_path"] = ["data"]
+    elif how == "data file a symlink":
+        data.rename(tmp_path / "elsewhere.parquet")
+        data.symlink_to(tmp_path / "elsewhere.parquet")
+    else:
+        data.unlink()
+        os.mkfifo(data)
+    info_path.write_text(json.dumps(info))
+    with pytest.raises(ValueError, match="inside the export|a symlink in the export|not a regular file"):
+        index_episodes(export, "state")

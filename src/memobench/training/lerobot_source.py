@@ -29,6 +29,7 @@ import numpy as np
 
 from memobench.data.export_cue import CHUNKS_SIZE as CUE_CHUNKS
 from memobench.data.lerobot import CODEBASE_VERSION, ENVIRONMENT_STATE, FPS, VIDEO_KEYS
+from memobench.evaluation.regular_files import read_json_file
 from memobench.training.dataset import BatchSource, DataOptions, RawDemo
 
 INFO = Path("meta") / "info.json"
@@ -42,8 +43,27 @@ def is_lerobot_export(folder: Path) -> bool:
 
 def export_image_size(folder: Path) -> int:
     """The side of the export's video frames (rgb mode)."""
-    info = json.loads((folder / INFO).read_text())
-    return int(info["features"][CAMERA_VIDEOS[0]]["shape"][0])
+    return int(read_json_file(folder / INFO)["features"][CAMERA_VIDEOS[0]]["shape"][0])
+
+
+def export_file(folder: Path, template: Any, **keys: int) -> Path:
+    """``folder / template.format(**keys)``: a file the export's ``info.json`` locates by a path
+    template. The export is untrusted input, so the template must be text naming a regular file
+    inside ``folder`` (no ``..``, no absolute path, no symlink on the way): ValueError naming it otherwise."""
+    try:
+        relative = Path(str(template).format(**keys)) if isinstance(template, str) else None
+    except (KeyError, IndexError, ValueError, AttributeError):
+        relative = None
+    if relative is None or relative.is_absolute() or ".." in relative.parts:
+        raise ValueError(f"{folder / INFO}: path template {template!r} does not name a file inside the export")
+    path, node = folder / relative, folder
+    for part in relative.parts:
+        node = node / part
+        if node.is_symlink():
+            raise ValueError(f"{node}: a symlink in the export; it may point anywhere, so it is not read")
+    if path.exists() and not path.is_file():  # a FIFO would block the reader, a device flood it
+        raise ValueError(f"{path}: not a regular file")
+    return path
 
 
 @dataclass(frozen=True)
@@ -69,7 +89,7 @@ def index_episodes(folder: Path, obs: str) -> list[EpisodeRef]:
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError("training from a LeRobot export needs pyarrow: pip install 'memobench[export]'") from None
-    info = json.loads((folder / INFO).read_text())
+    info = read_json_file(folder / INFO)
     if info.get("codebase_version") != CODEBASE_VERSION:
         raise ValueError(f"{folder}: LeRobot format {info.get('codebase_version')!r}, not {CODEBASE_VERSION}")
     features = info.get("features", {})
@@ -83,18 +103,20 @@ def index_episodes(folder: Path, obs: str) -> list[EpisodeRef]:
     files = sorted((folder / "meta" / "episodes").glob("chunk-*/file-*.parquet"))
     refs = []
     for path in files:
-        table = pq.read_table(path)
+        table = pq.read_table(export_file(folder, str(path.relative_to(folder))))
         if "memobench/checkpoints" not in table.column_names:
             raise ValueError(
                 f"{folder}: not written by memobench data export (episodes carry no memobench/checkpoints)"
             )
         for row in table.to_pylist():
-            data = info["data_path"].format(chunk_index=row["data/chunk_index"], file_index=row["data/file_index"])
+            data = export_file(
+                folder, info["data_path"], chunk_index=row["data/chunk_index"], file_index=row["data/file_index"]
+            )
             videos = tuple(_video(folder, info, row, key) for key in CAMERA_VIDEOS) if obs == "rgb" else ()
             refs.append(
                 EpisodeRef(
                     row["episode_index"],
-                    folder / data,
+                    data,
                     row["tasks"][0],
                     row["memobench/checkpoints"],
                     videos,
@@ -108,10 +130,14 @@ def index_episodes(folder: Path, obs: str) -> list[EpisodeRef]:
 
 def _video(folder: Path, info: dict[str, Any], row: dict[str, Any], key: str) -> tuple[Path, int]:
     """The video file of camera ``key`` holding the episode of ``row``, and the episode's first frame in it."""
-    path = info["video_path"].format(
-        video_key=key, chunk_index=row[f"videos/{key}/chunk_index"], file_index=row[f"videos/{key}/file_index"]
+    path = export_file(
+        folder,
+        info["video_path"],
+        video_key=key,
+        chunk_index=row[f"videos/{key}/chunk_index"],
+        file_index=row[f"videos/{key}/file_index"],
     )
-    return folder / path, round(row[f"videos/{key}/from_timestamp"] * FPS)
+    return path, round(row[f"videos/{key}/from_timestamp"] * FPS)
 
 
 def _cue(folder: Path, info: dict[str, Any], row: dict[str, Any], obs: str) -> tuple[int, Path | None, tuple]:
@@ -122,8 +148,9 @@ def _cue(folder: Path, info: dict[str, Any], row: dict[str, Any], obs: str) -> t
     if not length:
         return 0, None, ()
     keys = {"episode_chunk": row["episode_index"] // CUE_CHUNKS, "episode_index": row["episode_index"]}
-    videos = tuple(folder / info["memobench/cue_video_path"].format(video_key=key, **keys) for key in CAMERA_VIDEOS)
-    return length, folder / info["memobench/cue_path"].format(**keys), videos if obs == "rgb" else ()
+    template = info["memobench/cue_video_path"]
+    videos = tuple(export_file(folder, template, video_key=key, **keys) for key in CAMERA_VIDEOS)
+    return length, export_file(folder, info["memobench/cue_path"], **keys), videos if obs == "rgb" else ()
 
 
 def decode_frames(path: Path, first: int, count: int) -> np.ndarray:
