@@ -83,6 +83,17 @@ def reshape(path, how: str) -> None:
             actions = demo["actions"][()]
             del demo["actions"]
             demo["actions"] = actions.astype("S8")
+        elif how == "60 GiB of frames, each dimension allowed":  # 20,000 rows of 1,024 px, never written
+            for key in [k for k in ("actions", "states", "robot_states") if k in demo] + [
+                f"obs/{k}" for k in list(demo["obs"]) if not k.endswith("_rgb")
+            ]:
+                tail, dtype = demo[key].shape[1:], demo[key].dtype
+                del demo[key]
+                demo.create_dataset(key, shape=(20_000, *tail), dtype=dtype, chunks=(64, *tail))
+            for key in [f"{part}/{k}" for part in ("obs", "cue") for k in list(demo[part]) if k.endswith("_rgb")]:
+                del demo[key]
+            demo.create_dataset("obs/agentview_rgb", shape=(20_000, 1024, 1024, 3), dtype="u1", chunks=(1, 64, 64, 3))
+            demo.attrs["num_samples"] = 20_000
         elif how == "an unknown dataset":
             demo["obs/secret"] = np.zeros((n, 3))
         elif how == "num_samples a string":
@@ -94,6 +105,7 @@ BROKEN = {
     "a 10^9-frame cue": "the cue has 1000000000 frames; at most 20000",
     "robot state 5 wide": "robot_states is float32[6, 5], expected float32[6, 8]",
     "text actions": "actions is |S8[6, 7], expected float64[6, 7]",
+    "60 GiB of frames, each dimension allowed": "its datasets hold 59 GiB; a demo holds at most 8",
     "an unknown dataset": "unexpected dataset obs/secret",
     "num_samples a string": "attribute 'num_samples' is '6'",
 }

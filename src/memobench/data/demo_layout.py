@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 MAX_STEPS = 20_000  # rows of one demo or cue; the longest horizon is 3,100 steps
 MAX_STATE_WIDTH = 10_000  # MuJoCo integration state entries; the suite's scenes have < 300
 MAX_IMAGE_SIDE = 1_024  # pixels; demos are rendered at 128 or 224
-CAMERA_KEYS = ("agentview_rgb", "eye_in_hand_rgb")  # LIBERO's observation names
+# bytes of one demo's datasets together: within the limits above one image dataset could still
+# be 60 GB; the longest demo at 512 px with its cue is ~5 GB, at 224 px under 1 GB
+MAX_DEMO_BYTES = 8 * 1024**3
+IMAGE_KEYS = {"agentview": "agentview_rgb", "wrist": "eye_in_hand_rgb"}  # camera -> LIBERO's observation name
 
 # key -> (dtype, trailing shape (None: the state width S), leading length: "T" or "C", required)
 FIELDS: dict[str, tuple[Any, tuple[int, ...] | None, str, bool]] = {
@@ -55,7 +58,7 @@ FIELDS: dict[str, tuple[Any, tuple[int, ...] | None, str, bool]] = {
     "cue/states": (np.float64, None, "C", False),
     "cue/robot_states": (np.float32, (8,), "C", False),
 }
-IMAGES = {f"{part}/{key}": "T" if part == "obs" else "C" for part in ("obs", "cue") for key in CAMERA_KEYS}
+IMAGES = {f"{part}/{key}": "T" if part == "obs" else "C" for part in ("obs", "cue") for key in IMAGE_KEYS.values()}
 
 
 class DemoLayoutError(ValueError):
@@ -113,6 +116,9 @@ def layout_problems(steps: Any, datasets: Mapping[str, tuple[Any, tuple[int, ...
             problems.append(
                 f"{key} is {_shape(dtype, shape)}, expected {_shape(want, expected)} ({rows[length]} rows: {rows_of})"
             )
+    size = sum(int(np.prod(shape, dtype=np.float64)) * np.dtype(dtype).itemsize for dtype, shape in datasets.values())
+    if size > MAX_DEMO_BYTES:
+        problems.append(f"its datasets hold {size / 1024**3:.0f} GiB; a demo holds at most {MAX_DEMO_BYTES // 1024**3}")
     return problems
 
 

@@ -22,12 +22,11 @@ import numpy as np
 
 from memobench.data.demo_bddl import DemoFileError, replay_envs, suite_scenes
 from memobench.data.demo_file import read_task_file
+from memobench.data.demo_layout import IMAGE_KEYS
 from memobench.data.hdf5_input import open_hdf5
 from memobench.evaluation.atomic_file import atomic_write_text
 from memobench.evaluation.protocol import Protocol
 from memobench.sim.render import resize_with_pad
-
-IMAGE_KEYS = {"agentview": "agentview_rgb", "wrist": "eye_in_hand_rgb"}  # LIBERO's observation names
 
 
 def render_states(env, states: np.ndarray, cameras: list[str], size: int) -> dict[str, np.ndarray]:

@@ -34,13 +34,14 @@ import numpy as np
 
 from memobench.core.oracle import oracle_prompt
 from memobench.data.demo_file import first_non_finite_row, open_demo_file, read_file_summary
+from memobench.data.demo_layout import IMAGE_KEYS
 from memobench.data.hdf5_input import open_hdf5
 from memobench.data.lerobot import completed_mask, current_checkpoints
 from memobench.data.state_features import feature_rows, features_path
 
 TEXT_LEVELS = ("coarse", "intermediate", "fine")
 OBS_MODES = ("state", "rgb")
-CAMERA_KEYS = ("agentview_rgb", "eye_in_hand_rgb")  # data render's names, in the networks' camera order
+CAMERA_KEYS = tuple(IMAGE_KEYS.values())  # the demo files' names, in the networks' camera order
 
 
 @dataclass(frozen=True)
