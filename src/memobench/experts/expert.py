@@ -24,8 +24,8 @@ just shut) is then never part of what a decision sees, as the home gates of
 docs/protocol.md ("Registers") require of every policy.
 
 - ``slow``: full memory, taking up to twice the expert's steps: after each skill that
-  leaves its hand empty it holds still as long as the skill took (:data:`SLOW_FACTOR`). The stand-in for a learned
-  policy slower than the scripted expert.
+  leaves its hand empty it holds still as long as the skill took (:data:`SLOW_FACTOR`).
+  The stand-in for a learned policy slower than the scripted expert.
 - ``arm``: the expert whose memory lives in the arm's pose (``adversary-arm``): it keeps
   what it learnt only while the hand stays away from home. It goes home only when the
   episode waits for it there (a home gate is next: :attr:`Expert.gate_pending`, set by
